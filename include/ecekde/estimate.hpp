@@ -1,0 +1,104 @@
+// ECE^KDE: the L_p calibration error estimators of Popordanoska, Sayer & Blaschko (NeurIPS 2022).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ecekde/data.hpp"
+
+namespace ecekde {
+
+/// Which notion of calibration is estimated.
+enum class CalibrationType {
+  canonical,  ///< whole probability vector, Dirichlet kernel (Eq. 9 of the paper)
+  marginal,   ///< class-wise: sum over classes c of the binary problem (f_c, 1[y = c]), Beta kernel
+  top_label,  ///< the binary problem (max_c f_c, 1[argmax_c f_c = y]), Beta kernel
+  binary,     ///< one column P(y = 1) with 0/1 labels; both classes counted (2x the one-column value)
+};
+
+/// "canonical", "marginal", "top-label", "binary".
+std::string_view to_string(CalibrationType type);
+/// Parses the names above (also "top_label"); throws Error for anything else.
+CalibrationType parse_calibration_type(std::string_view name);
+
+/// How the automatic bandwidth is scored.
+enum class BandwidthCriterion {
+  /// Leave-one-out log-likelihood of the kernel density: mean_j log((1/(n-1)) sum_{i!=j} k_h(x_j; x_i)).
+  /// The kernels are normalised densities, so this is a proper likelihood (the paper's LOO MLE).
+  loo_likelihood,
+  /// The authors' reference code: the same sum minus log h per point. Not a normalised density; it
+  /// favours smaller h. Offered so that the reference code's choice can be reproduced.
+  reference,
+};
+
+/// "loo-likelihood", "reference".
+std::string_view to_string(BandwidthCriterion criterion);
+/// Parses the names above (also with '_'); throws Error for anything else.
+BandwidthCriterion parse_bandwidth_criterion(std::string_view name);
+
+/// How the computation is run. None of these change the result beyond rounding (see README).
+struct ExecutionOptions {
+  int threads = 0;             ///< worker threads; 0 = every hardware thread
+  std::size_t block_size = 0;  ///< rows/centres per block of the pairwise sweep; 0 = automatic
+  std::string isa;             ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
+};
+
+/// Automatic bandwidth selection.
+struct BandwidthOptions {
+  BandwidthCriterion criterion = BandwidthCriterion::loo_likelihood;
+  /// Candidate bandwidths; empty = the paper's grid 10^linspace(-5, -1, 15) U {0.2, 0.4, 0.6, 0.8, 1}.
+  std::vector<double> grid;
+  /// Refine around the best grid point by a search in log h (bounded by its grid neighbours).
+  bool refine = true;
+};
+
+/// Options of estimate().
+struct EstimateOptions {
+  CalibrationType type = CalibrationType::canonical;
+  double p = 1.0;                    ///< order of the norm, any real p >= 1
+  std::optional<double> bandwidth;   ///< fixed h > 0; empty = automatic (LOO likelihood)
+  BandwidthOptions bandwidth_selection;
+  bool renormalize = false;          ///< divide each row by its sum instead of rejecting it
+  ExecutionOptions execution;
+};
+
+/// The outcome of an automatic bandwidth selection.
+struct BandwidthSelection {
+  BandwidthCriterion criterion = BandwidthCriterion::loo_likelihood;
+  std::vector<double> grid;            ///< candidates, increasing
+  std::vector<double> score;           ///< criterion per grid point (mean per sample, see README)
+  std::vector<double> refined_grid;    ///< bandwidths evaluated by the refinement, in order
+  std::vector<double> refined_score;   ///< their criterion values
+  double bandwidth = 0;                ///< the chosen h
+  double best_score = 0;               ///< the criterion at the chosen h
+};
+
+/// One calibration error estimate.
+struct Result {
+  CalibrationType type = CalibrationType::canonical;
+  double p = 1;
+  double ce_pow_p = 0;    ///< CE_p^p: the value the authors' reference code returns
+  double ce = 0;          ///< CE_p = (CE_p^p)^(1/p)
+  double bandwidth = 0;   ///< the h used
+  std::size_t n = 0;      ///< samples
+  std::size_t k = 0;      ///< classes (columns of the input; 1 for one-column binary input)
+  std::optional<BandwidthSelection> selection;  ///< present when h was chosen automatically
+  std::vector<double> class_ce_pow_p;           ///< marginal only: each class's contribution to ce_pow_p
+};
+
+/// Estimates the L_p calibration error of the predictions `probs` (n x K) against `labels` (n).
+/// Throws Error with a one-line message on bad input.
+Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options = {});
+
+/// Chooses the bandwidth for `type` on `probs` by the criterion in `options` (labels are not used).
+BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type,
+                                    const BandwidthOptions& options = {},
+                                    const ExecutionOptions& execution = {}, bool renormalize = false);
+
+/// The paper's candidate grid: 10^linspace(-5, -1, 15) followed by 0.2, 0.4, 0.6, 0.8, 1.0.
+std::vector<double> default_bandwidth_grid();
+
+}  // namespace ecekde

@@ -1,0 +1,219 @@
+// estimate() and select_bandwidth(): the paper's estimators as reductions over the pairwise sweep.
+#include "ecekde/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/estimators.hpp"
+#include "core/numeric.hpp"
+#include "core/reducers.hpp"
+#include "core/text.hpp"
+
+namespace ecekde {
+
+std::string_view to_string(CalibrationType type) {
+  switch (type) {
+    case CalibrationType::canonical: return "canonical";
+    case CalibrationType::marginal: return "marginal";
+    case CalibrationType::top_label: return "top-label";
+    case CalibrationType::binary: return "binary";
+  }
+  return "?";
+}
+
+CalibrationType parse_calibration_type(std::string_view name) {
+  if (name == "canonical") return CalibrationType::canonical;
+  if (name == "marginal") return CalibrationType::marginal;
+  if (name == "top-label" || name == "top_label") return CalibrationType::top_label;
+  if (name == "binary") return CalibrationType::binary;
+  detail::fail_with("unknown calibration type '", name,
+                    "' (expected canonical, marginal, top-label or binary)");
+}
+
+std::string_view to_string(BandwidthCriterion criterion) {
+  return criterion == BandwidthCriterion::reference ? "reference" : "loo-likelihood";
+}
+
+BandwidthCriterion parse_bandwidth_criterion(std::string_view name) {
+  if (name == "loo-likelihood" || name == "loo_likelihood") return BandwidthCriterion::loo_likelihood;
+  if (name == "reference") return BandwidthCriterion::reference;
+  detail::fail_with("unknown bandwidth criterion '", name, "' (expected loo-likelihood or reference)");
+}
+
+std::vector<double> default_bandwidth_grid() {
+  std::vector<double> grid;
+  for (int i = 0; i < 15; ++i) grid.push_back(std::pow(10.0, -5.0 + 4.0 * i / 14.0));
+  for (double h : {0.2, 0.4, 0.6, 0.8, 1.0}) grid.push_back(h);
+  return grid;
+}
+
+namespace detail {
+
+double row_error(const LabelledPoints& lp, std::size_t j, const double* sums, double p) {
+  const KernelPoints& x = lp.points;
+  double den = 0;
+  for (std::size_t c = 0; c < lp.classes; ++c) den += sums[c];
+  if (lp.one_dimensional) return pow_abs(sums[1] / den - x.x(j, 0), p);
+  double e = 0;
+  for (std::size_t c = 0; c < lp.classes; ++c) e += pow_abs(sums[c] / den - x.x(j, c), p);
+  return e;
+}
+
+double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
+  const std::size_t n = lp.points.n;
+  std::vector<double> offsets(n), terms(n);
+  lp.points.centre_offsets(h, offsets);
+  auto finish = [&](std::size_t j, double, const double* sums) {
+    terms[lp.original[j]] = row_error(lp, j, sums, p);
+  };
+  sweep(lp.points, plan, ClassSums(lp, *plan.kernels, offsets, 1 / h, finish));
+  return accurate_sum(terms) / static_cast<double>(n);
+}
+
+std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems,
+                                     std::span<const double> bandwidths, BandwidthCriterion criterion,
+                                     const SweepPlan& plan) {
+  const std::size_t H = bandwidths.size();
+  std::vector<double> scores(H, 0.0);
+  for (const auto& lp : problems) {
+    const std::size_t n = lp.points.n;
+    std::vector<std::vector<double>> offsets(H, std::vector<double>(n));
+    std::vector<double> inv_h(H);
+    for (std::size_t b = 0; b < H; ++b) {
+      lp.points.centre_offsets(bandwidths[b], offsets[b]);
+      inv_h[b] = 1 / bandwidths[b];
+    }
+    std::vector<double> log_sums(n * H);  // row-major n x H
+    auto finish = [&](std::size_t j, const double* v) { std::copy_n(v, H, log_sums.begin() + static_cast<std::ptrdiff_t>(j * H)); };
+    sweep(lp.points, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish));
+    std::vector<double> column(n);
+    const double log_norm = std::log(static_cast<double>(n - 1));
+    for (std::size_t b = 0; b < H; ++b) {
+      for (std::size_t j = 0; j < n; ++j) column[j] = log_sums[j * H + b];
+      double score = accurate_sum(column) / static_cast<double>(n) - log_norm;
+      if (criterion == BandwidthCriterion::reference) score -= std::log(bandwidths[b]);
+      scores[b] += score;
+    }
+  }
+  return scores;
+}
+
+namespace {
+
+std::vector<double> checked_grid(const std::vector<double>& grid) {
+  if (grid.empty()) return default_bandwidth_grid();
+  std::vector<double> g = grid;
+  for (double h : g)
+    if (!(std::isfinite(h) && h > 0)) fail_with("bandwidth grid values must be finite numbers > 0, got ", h);
+  std::sort(g.begin(), g.end());
+  g.erase(std::unique(g.begin(), g.end()), g.end());
+  return g;
+}
+
+}  // namespace
+
+BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
+                                    const BandwidthOptions& options, const SweepPlan& plan) {
+  BandwidthSelection sel;
+  sel.criterion = options.criterion;
+  sel.grid = checked_grid(options.grid);
+  sel.score = bandwidth_scores(problems, sel.grid, options.criterion, plan);
+  const auto best = static_cast<std::size_t>(std::max_element(sel.score.begin(), sel.score.end()) - sel.score.begin());
+  sel.bandwidth = sel.grid[best];
+  sel.best_score = sel.score[best];
+  if (!options.refine || sel.grid.size() < 2) return sel;
+
+  // Golden-section search for the maximum in t = log h between the best grid point's neighbours,
+  // down to a bracket of 0.01 decades; the answer is the best bandwidth actually evaluated.
+  auto evaluate = [&](double t) {
+    const double h = std::exp(t);
+    const double s = bandwidth_scores(problems, std::span<const double>(&h, 1), options.criterion, plan)[0];
+    sel.refined_grid.push_back(h);
+    sel.refined_score.push_back(s);
+    if (s > sel.best_score) {
+      sel.best_score = s;
+      sel.bandwidth = h;
+    }
+    return s;
+  };
+  const double golden = (std::sqrt(5.0) - 1) / 2, tolerance = 0.01 * std::log(10.0);
+  double a = std::log(sel.grid[best == 0 ? 0 : best - 1]);
+  double b = std::log(sel.grid[std::min(best + 1, sel.grid.size() - 1)]);
+  double c = b - golden * (b - a), d = a + golden * (b - a);
+  double fc = evaluate(c), fd = evaluate(d);
+  while (b - a > tolerance) {
+    if (fc >= fd) {
+      b = d, d = c, fd = fc;
+      c = b - golden * (b - a);
+      fc = evaluate(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + golden * (b - a);
+      fd = evaluate(d);
+    }
+  }
+  return sel;
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Prepared {
+  detail::SweepPlan plan;
+  detail::Predictions pred;
+  std::vector<detail::LabelledPoints> problems;
+};
+
+Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
+                 const ExecutionOptions& execution, bool use_labels) {
+  Prepared out;
+  out.plan = detail::SweepPlan::from(execution);
+  if (probs.cols() > 0) detail::check_type_applies(type, probs.cols());
+  if (use_labels) {
+    out.pred = detail::read_predictions(probs, labels, renormalize);
+  } else {
+    out.pred.f = detail::read_probabilities(probs, renormalize);
+    out.pred.n = probs.rows();
+    out.pred.k = probs.cols();
+    out.pred.y.assign(out.pred.n, 0);
+  }
+  out.problems = detail::make_problems(out.pred, type);
+  return out;
+}
+
+}  // namespace
+
+Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+  detail::check_p(options.p);
+  if (options.bandwidth) detail::check_bandwidth(*options.bandwidth);
+  const Prepared in = prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+
+  Result r;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = in.pred.n;
+  r.k = in.pred.k;
+  if (options.bandwidth) {
+    r.bandwidth = *options.bandwidth;
+  } else {
+    r.selection = detail::choose_bandwidth(in.problems, options.bandwidth_selection, in.plan);
+    r.bandwidth = r.selection->bandwidth;
+  }
+  const double weight = detail::problem_weight(options.type);
+  for (const auto& lp : in.problems) {
+    const double v = weight * detail::mean_error(lp, r.bandwidth, options.p, in.plan);
+    if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
+    r.ce_pow_p += v;
+  }
+  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  return r;
+}
+
+BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const BandwidthOptions& options,
+                                    const ExecutionOptions& execution, bool renormalize) {
+  const Prepared in = prepare(probs, LabelsView{}, type, renormalize, execution, false);
+  return detail::choose_bandwidth(in.problems, options, in.plan);
+}
+
+}  // namespace ecekde

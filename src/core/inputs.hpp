@@ -1,0 +1,39 @@
+// Validation of user input, and conversion to the double-precision working copy every estimator uses.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ecekde/data.hpp"
+
+namespace ecekde::detail {
+
+/// Validated predictions: n x k probabilities (row-major, double) and labels in [0, k) (or {0, 1} for
+/// one-column input).
+struct Predictions {
+  std::size_t n = 0, k = 0;
+  std::vector<double> f;       // n x k
+  std::vector<std::int32_t> y; // n
+
+  double operator()(std::size_t r, std::size_t c) const { return f[r * k + c]; }
+};
+
+/// Checks and converts probabilities: finite, non-negative, rows summing to 1 within 1e-6 (or rescaled
+/// when renormalize), or one column of values in [0, 1]. At least 2 rows and 1 column.
+std::vector<double> read_probabilities(ProbsView probs, bool renormalize);
+
+/// Checks that probs and labels agree in length and that labels are in [0, classes).
+std::vector<std::int32_t> read_labels(LabelsView labels, std::size_t rows, std::size_t classes);
+
+/// Both of the above; one-column probabilities take labels in {0, 1}.
+Predictions read_predictions(ProbsView probs, LabelsView labels, bool renormalize);
+
+/// Option checks shared by every estimator.
+void check_p(double p);
+void check_bandwidth(double h);
+
+/// Tolerance on |row sum - 1|.
+inline constexpr double kRowSumTolerance = 1e-6;
+
+}  // namespace ecekde::detail

@@ -1,0 +1,59 @@
+// Picks the tile kernels for this CPU once.
+#include "core/kernels.hpp"
+
+#include <string_view>
+
+#include "core/text.hpp"
+
+namespace ecekde::detail {
+namespace isa_baseline { TileKernels make_kernels(); }
+#if defined(__x86_64__)
+namespace isa_avx2 { TileKernels make_kernels(); }
+namespace isa_avx512 { TileKernels make_kernels(); }
+#endif
+
+namespace {
+
+bool supported(std::string_view isa) {
+  if (isa == "baseline") return true;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (isa == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == "avx512") return __builtin_cpu_supports("avx512f");
+#endif
+  return false;
+}
+
+TileKernels make(std::string_view isa) {
+#if defined(__x86_64__)
+  if (isa == "avx512") return isa_avx512::make_kernels();
+  if (isa == "avx2") return isa_avx2::make_kernels();
+#endif
+  (void)isa;
+  return isa_baseline::make_kernels();
+}
+
+}  // namespace
+
+const TileKernels& tile_kernels() {
+  static const TileKernels best = make(supported("avx512") ? "avx512" : supported("avx2") ? "avx2" : "baseline");
+  return best;
+}
+
+const TileKernels& tile_kernels_for(std::string_view isa) {
+  if (isa.empty()) return tile_kernels();
+  if (isa != "avx512" && isa != "avx2" && isa != "baseline")
+    fail_with("unknown kernel variant '", isa, "' (expected avx512, avx2 or baseline)");
+  if (!supported(isa)) fail_with("kernel variant '", isa, "' is not supported by this CPU");
+#if defined(__x86_64__)
+  static const TileKernels avx512 = make("avx512"), avx2 = make("avx2");
+  if (isa == "avx512") return avx512;
+  if (isa == "avx2") return avx2;
+#endif
+  static const TileKernels baseline = make("baseline");
+  return baseline;
+}
+
+bool kernel_variant_supported(std::string_view isa) { return supported(isa); }
+
+}  // namespace ecekde::detail

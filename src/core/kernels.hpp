@@ -1,0 +1,48 @@
+// The hot loops of the pairwise sweep, compiled once per instruction set (AVX-512, AVX2+FMA, baseline)
+// and chosen once by CPU features (tile_kernels()). They do no I/O and no allocation.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace ecekde::detail {
+
+struct TileKernels {
+  const char* isa;  // "avx512", "avx2" or "baseline"
+
+  /// out[r*ldo + c] = sum_{k < depth} a[r*lda + k] * bt[k*ldb + c], for r < rows, c < cols. The sum
+  /// runs over k in increasing order, so every pair's value is independent of the tiling.
+  void (*dot)(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
+              std::size_t cols, std::size_t depth, double* out, std::size_t ldo);
+
+  /// out[c] = offset[c] + scale * x[c] for c < n (out may equal x); returns the maximum over
+  /// c != skip (-inf if there is none).
+  double (*affine_max)(const double* x, double* out, const double* offset, double scale, std::size_t n,
+                       std::size_t skip);
+
+  /// x[c] = exp(offset[c] + scale * x[c] - shift) for c < n. Like exp_shifted, arguments below -700
+  /// give exactly 0.
+  void (*affine_exp)(double* x, const double* offset, double scale, double shift, std::size_t n);
+
+  /// x[c] = exp(x[c] - shift) for c < n; arguments below -700 give exactly 0 (relative to a row's
+  /// largest weight, 1, they are negligible, and they would send libmvec down its slow path).
+  void (*exp_shifted)(double* x, std::size_t n, double shift);
+
+  /// Sum of x[0, n) in a fixed order (eight interleaved partial sums, then combined).
+  double (*sum)(const double* x, std::size_t n);
+
+  /// out[j] += sum_c w[c] * v[c*ldv + j] for j < width, c < n (a row-vector times matrix product).
+  void (*gemv_t)(const double* w, std::size_t n, const double* v, std::size_t ldv, std::size_t width,
+                 double* out);
+};
+
+/// The best kernels for this CPU, chosen on first use.
+const TileKernels& tile_kernels();
+
+/// The named variant ("avx512", "avx2", "baseline"; "" = best). Throws Error if unknown or unsupported.
+const TileKernels& tile_kernels_for(std::string_view isa);
+
+/// Whether this CPU can run the named variant.
+bool kernel_variant_supported(std::string_view isa);
+
+}  // namespace ecekde::detail

@@ -1,0 +1,126 @@
+#include "core/problems.hpp"
+
+#include <algorithm>
+
+#include "core/text.hpp"
+
+namespace ecekde::detail {
+
+LabelledPoints LabelledPoints::make(const std::vector<double>& x, std::size_t dim,
+                                    const std::vector<std::int32_t>& labels, std::size_t classes,
+                                    bool one_dimensional) {
+  const std::size_t n = labels.size();
+  ECEKDE_ASSERT(x.size() == n * dim);
+  LabelledPoints lp;
+  lp.classes = classes;
+  lp.one_dimensional = one_dimensional;
+  lp.class_begin.assign(classes + 1, 0);
+  for (auto y : labels) ++lp.class_begin[static_cast<std::size_t>(y) + 1];
+  for (std::size_t c = 0; c < classes; ++c) lp.class_begin[c + 1] += lp.class_begin[c];
+  lp.original.resize(n);
+  std::vector<std::size_t> next(lp.class_begin.begin(), lp.class_begin.end() - 1);
+  for (std::size_t r = 0; r < n; ++r) lp.original[next[static_cast<std::size_t>(labels[r])]++] = r;
+  std::vector<double> sorted(n * dim);
+  for (std::size_t j = 0; j < n; ++j)
+    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(lp.original[j] * dim), dim,
+                sorted.begin() + static_cast<std::ptrdiff_t>(j * dim));
+  lp.points = KernelPoints::from_rows(sorted.data(), n, dim);
+  return lp;
+}
+
+std::size_t LabelledPoints::label(std::size_t i) const {
+  return static_cast<std::size_t>(std::upper_bound(class_begin.begin(), class_begin.end(), i) -
+                                  class_begin.begin()) - 1;
+}
+
+void check_type_applies(CalibrationType type, std::size_t k) {
+  if (type == CalibrationType::binary) {
+    if (k > 2)
+      fail_with("type binary needs 1 column (P(y = 1)) or 2 columns, probs has ", k, " columns");
+  } else if (k < 2) {
+    fail_with("type ", to_string(type), " needs at least 2 classes, probs has 1 column");
+  }
+}
+
+double problem_weight(CalibrationType type) { return type == CalibrationType::binary ? 2.0 : 1.0; }
+
+namespace {
+
+// One-dimensional problem x_j = (s_j, rest_j) with labels 0/1 (rest_j = 1 - s_j, computed from the
+// other columns where there are any, so it keeps full relative precision when s_j is close to 1).
+LabelledPoints one_dimensional(const std::vector<double>& s, const std::vector<double>& rest,
+                               const std::vector<std::int32_t>& positive) {
+  const std::size_t n = s.size();
+  std::vector<double> x(2 * n);
+  for (std::size_t j = 0; j < n; ++j) {
+    x[2 * j] = s[j];
+    x[2 * j + 1] = rest[j];
+  }
+  return LabelledPoints::make(x, 2, positive, 2, true);
+}
+
+}  // namespace
+
+std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationType type) {
+  check_type_applies(type, pred.k);
+  const std::size_t n = pred.n, k = pred.k;
+  std::vector<LabelledPoints> out;
+  std::vector<double> s(n), rest(n);
+  std::vector<std::int32_t> positive(n);
+  switch (type) {
+    case CalibrationType::canonical:
+      out.push_back(LabelledPoints::make(pred.f, k, pred.y, k, false));
+      break;
+    case CalibrationType::binary:
+      for (std::size_t j = 0; j < n; ++j) {
+        s[j] = pred(j, k - 1);
+        rest[j] = k == 1 ? 1 - s[j] : pred(j, 0);
+        positive[j] = pred.y[j];
+      }
+      out.push_back(one_dimensional(s, rest, positive));
+      break;
+    case CalibrationType::top_label:
+      for (std::size_t j = 0; j < n; ++j) {
+        std::size_t top = 0;
+        for (std::size_t c = 1; c < k; ++c)
+          if (pred(j, c) > pred(j, top)) top = c;  // ties go to the lowest index
+        double other = 0;
+        for (std::size_t c = 0; c < k; ++c)
+          if (c != top) other += pred(j, c);
+        s[j] = pred(j, top);
+        rest[j] = other;
+        positive[j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == top);
+      }
+      out.push_back(one_dimensional(s, rest, positive));
+      break;
+    case CalibrationType::marginal: {
+      // rest of class c = (sum of columns before c) + (sum of columns after c): sums of non-negative
+      // terms, so each keeps full relative precision.
+      std::vector<double> before(n * k), after(n * k);
+      for (std::size_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::size_t c = 0; c < k; ++c) {
+          before[j * k + c] = acc;
+          acc += pred(j, c);
+        }
+        acc = 0;
+        for (std::size_t c = k; c-- > 0;) {
+          after[j * k + c] = acc;
+          acc += pred(j, c);
+        }
+      }
+      for (std::size_t c = 0; c < k; ++c) {
+        for (std::size_t j = 0; j < n; ++j) {
+          s[j] = pred(j, c);
+          rest[j] = before[j * k + c] + after[j * k + c];
+          positive[j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == c);
+        }
+        out.push_back(one_dimensional(s, rest, positive));
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace ecekde::detail

@@ -1,0 +1,124 @@
+// The reductions over the sweep that the estimators are built from.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/problems.hpp"
+#include "core/sweep.hpp"
+
+namespace ecekde::detail {
+
+/// Per row j and class c: N_jc = sum_{i != j, y_i = c} exp(s_ji - m_j), with m_j the row's largest
+/// score s_ji = a_i + d_ji / h. Calls finish(j, m_j, N_j) once per row (N_j: `classes` values), from the
+/// worker that owns row j. Centres are sorted by label, so each class is a contiguous run of a tile.
+template <class Finish>
+class ClassSums {
+ public:
+  ClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets,
+            double inv_h, Finish finish)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), finish_(std::move(finish)) {}
+
+  struct Scratch {
+    std::vector<OnlineMax> max;
+    std::vector<double> sums, w;
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * lp_.classes), std::vector<double>(block)};
+  }
+
+  void begin(Scratch& s, std::size_t, std::size_t rows) const {
+    std::fill_n(s.max.begin(), rows, OnlineMax{});
+    std::fill_n(s.sums.begin(), rows * lp_.classes, 0.0);
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    const std::size_t L = lp_.classes, col_end = col0 + cols;
+    const std::size_t first = lp_.label(col0);
+    for (std::size_t q = 0; q < rows; ++q) {
+      const auto step = s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_,
+                                         cols, diagonal_in_block(row0 + q, col0, cols));
+      if (!step.any) continue;
+      double* acc = s.sums.data() + q * L;
+      if (step.factor != 1)
+        for (std::size_t c = 0; c < L; ++c) acc[c] *= step.factor;
+      for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
+        const std::size_t b = std::max(lp_.class_begin[c], col0), e = std::min(lp_.class_begin[c + 1], col_end);
+        if (b < e) acc[c] += kern_.sum(s.w.data() + (b - col0), e - b);
+      }
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.max[q].m, s.sums.data() + q * lp_.classes);
+  }
+
+ private:
+  const LabelledPoints& lp_;
+  const TileKernels& kern_;
+  std::span<const double> offsets_;
+  double inv_h_;
+  Finish finish_;
+};
+
+/// Per row j and each of several bandwidths h: log sum_{i != j} k_h(x_j; x_i), sharing the dot products
+/// between bandwidths. Calls finish(j, log_sums) once per row (one value per bandwidth).
+template <class Finish>
+class LogKernelSums {
+ public:
+  LogKernelSums(const TileKernels& kern, const std::vector<std::vector<double>>& offsets,
+                std::vector<double> inv_h, Finish finish)
+      : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)) {}
+
+  struct Scratch {
+    std::vector<OnlineMax> max;
+    std::vector<double> sums, w, log_sums;
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    const std::size_t H = inv_h_.size();
+    return {std::vector<OnlineMax>(rows * H), std::vector<double>(rows * H), std::vector<double>(block),
+            std::vector<double>(H)};
+  }
+
+  void begin(Scratch& s, std::size_t, std::size_t rows) const {
+    std::fill_n(s.max.begin(), rows * inv_h_.size(), OnlineMax{});
+    std::fill_n(s.sums.begin(), rows * inv_h_.size(), 0.0);
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    const std::size_t H = inv_h_.size();
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t skip = diagonal_in_block(row0 + q, col0, cols);
+      for (std::size_t b = 0; b < H; ++b) {
+        const auto step = s.max[q * H + b].weights(kern_, dots + q * ld, s.w.data(),
+                                                   offsets_[b].data() + col0, inv_h_[b], cols, skip);
+        if (!step.any) continue;
+        double& acc = s.sums[q * H + b];
+        acc = acc * step.factor + kern_.sum(s.w.data(), cols);
+      }
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+    const std::size_t H = inv_h_.size();
+    for (std::size_t q = 0; q < rows; ++q) {
+      for (std::size_t b = 0; b < H; ++b) s.log_sums[b] = s.max[q * H + b].m + std::log(s.sums[q * H + b]);
+      finish_(row0 + q, s.log_sums.data());
+    }
+  }
+
+ private:
+  const TileKernels& kern_;
+  const std::vector<std::vector<double>>& offsets_;
+  std::vector<double> inv_h_;
+  Finish finish_;
+};
+
+}  // namespace ecekde::detail

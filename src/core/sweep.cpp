@@ -1,0 +1,62 @@
+#include "core/sweep.hpp"
+
+#include <cmath>
+
+#include "core/text.hpp"
+#include "ecekde/estimate.hpp"
+
+namespace ecekde::detail {
+
+KernelPoints KernelPoints::from_rows(const double* x, std::size_t n, std::size_t dim) {
+  KernelPoints p;
+  p.n = n;
+  p.dim = dim;
+  p.log_x.resize(n * dim);
+  p.x_t.resize(dim * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < dim; ++k) {
+      const double v = x[i * dim + k];
+      p.log_x[i * dim + k] = std::log(std::max(v, kLogFloor));
+      p.x_t[k * n + i] = v;
+    }
+  return p;
+}
+
+void KernelPoints::centre_offsets(double h, std::span<double> out) const {
+  ECEKDE_ASSERT(out.size() == n);
+  const double inv_h = 1 / h;
+  for (std::size_t i = 0; i < n; ++i) {
+    double total = 0, log_norm = 0;
+    for (std::size_t k = 0; k < dim; ++k) {
+      const double alpha = x_t[k * n + i] * inv_h + 1;
+      total += alpha;
+      log_norm -= std::lgamma(alpha);
+    }
+    out[i] = log_norm + std::lgamma(total);
+  }
+}
+
+SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
+  SweepPlan plan;
+  plan.threads = resolve_threads(execution.threads);
+  if (execution.block_size > 0) plan.block = execution.block_size;
+  plan.kernels = &tile_kernels_for(execution.isa);
+  return plan;
+}
+
+OnlineMax::Step OnlineMax::weights(const TileKernels& kern, const double* dots, double* out,
+                                   const double* offset, double inv_h, std::size_t cols,
+                                   std::size_t skip) {
+  const double tile_max = kern.affine_max(dots, out, offset, inv_h, cols, skip);
+  if (tile_max == -std::numeric_limits<double>::infinity()) return {false, 1.0};
+  double factor = 1.0;
+  if (tile_max > m) {
+    factor = std::exp(m - tile_max);  // exp(-inf) = 0 on the first tile
+    m = tile_max;
+  }
+  kern.exp_shifted(out, cols, m);
+  if (skip < cols) out[skip] = 0;
+  return {true, factor};
+}
+
+}  // namespace ecekde::detail

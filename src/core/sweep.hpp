@@ -1,0 +1,120 @@
+// The blocked pairwise sweep at the heart of ecekde. Every estimator is a reduction over the kernel
+// matrix k_h(x_j; x_i) (rows j = evaluation points, columns i = centres, i != j), which is never stored:
+// rows are walked in blocks (one task each, in parallel), and each block of rows meets every block of
+// centres as a small tile of scores. A Reducer turns the tile into whatever per-row sums it needs.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/kernels.hpp"
+#include "core/parallel.hpp"
+
+namespace ecekde {
+struct ExecutionOptions;
+}
+
+namespace ecekde::detail {
+
+/// Probabilities below this value (exact zeros, subnormals) enter the kernel's logarithm at this value
+/// (DBL_MIN = 2^-1022). The kernel is then the limit of the exact kernel from the interior of the simplex
+/// (to within exp(-708 x_ik / h)), every score is finite, and no row's kernel sum can be zero.
+inline constexpr double kLogFloor = std::numeric_limits<double>::min();
+
+/// Points on the probability simplex, prepared for the Dirichlet kernel (the Beta kernel is the case
+/// dim = 2 with x = (s, 1 - s)):
+///   log k_h(x_j; x_i) = a_i(h) + (1/h) sum_k x_ik log x_jk,
+///   a_i(h)            = lgamma(sum_k x_ik / h + dim) - sum_k lgamma(x_ik / h + 1).
+struct KernelPoints {
+  std::size_t n = 0, dim = 0;
+  std::vector<double> log_x;  // n x dim: log(max(x_jk, kLogFloor)), the evaluation side
+  std::vector<double> x_t;    // dim x n: x_ik, the centre side, transposed for unit-stride tiles
+
+  /// From n points given as rows of a row-major n x dim array.
+  static KernelPoints from_rows(const double* x, std::size_t n, std::size_t dim);
+
+  double x(std::size_t i, std::size_t k) const { return x_t[k * n + i]; }
+
+  /// out[i] = a_i(h) for every centre i.
+  void centre_offsets(double h, std::span<double> out) const;
+};
+
+/// How a sweep is cut and run.
+struct SweepPlan {
+  const TileKernels* kernels = nullptr;
+  int threads = 1;          // resolved worker count (>= 1)
+  std::size_t block = 512;  // rows per task and centres per tile
+
+  static SweepPlan from(const ExecutionOptions& execution);
+};
+
+/// Rows of a task are processed this many at a time against each centre block.
+inline constexpr std::size_t kRowTile = 16;
+
+/// Walks all (row, centre) pairs. The Reducer provides
+///   struct Scratch;                                       per-worker state
+///   Scratch scratch(std::size_t row_tile, std::size_t block) const;   makes one
+///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
+///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+///             double* dots, std::size_t ld) const;        dots[q*ld + c] = sum_k log x_{row0+q,k} x_{col0+c,k}
+///   void end(Scratch&, std::size_t row0, std::size_t rows) const;   writes results of those rows
+/// Rows are independent, so results do not depend on the thread count; each row sees the centre
+/// blocks in increasing order. The diagonal pair (j, j) is present in `dots`: reducers exclude it.
+template <class Reducer>
+void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
+  const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
+  const std::size_t row_tile = std::min(block, kRowTile);
+  const std::size_t tasks = (n + block - 1) / block;
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
+  std::vector<std::optional<typename Reducer::Scratch>> scratch(static_cast<std::size_t>(std::max(workers, 1)));
+  std::vector<std::vector<double>> dots(scratch.size());
+  const TileKernels& kern = *plan.kernels;
+  parallel_for(tasks, workers, [&](std::size_t task, int worker) {
+    auto& s = scratch[static_cast<std::size_t>(worker)];
+    auto& d = dots[static_cast<std::size_t>(worker)];
+    if (!s) {
+      s.emplace(reducer.scratch(row_tile, block));
+      d.resize(row_tile * block);
+    }
+    const std::size_t r_end = std::min(n, (task + 1) * block);
+    for (std::size_t r0 = task * block; r0 < r_end; r0 += row_tile) {
+      const std::size_t rows = std::min(row_tile, r_end - r0);
+      reducer.begin(*s, r0, rows);
+      for (std::size_t c0 = 0; c0 < n; c0 += block) {
+        const std::size_t cols = std::min(block, n - c0);
+        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d.data(),
+                 block);
+        reducer.tile(*s, r0, rows, c0, cols, d.data(), block);
+      }
+      reducer.end(*s, r0, rows);
+    }
+  });
+}
+
+/// The running maximum of a row's scores and the rescaling it implies (online log-sum-exp): turns one
+/// row of dot products into weights exp(score - m) with m the largest score seen so far, and tells the
+/// caller by which factor to rescale what it has already accumulated.
+struct OnlineMax {
+  double m = -std::numeric_limits<double>::infinity();
+
+  struct Step {
+    bool any;       // false: the tile holds only the row's own diagonal; `out` is meaningless
+    double factor;  // multiply what this row accumulated before by this (<= 1) before adding `out`
+  };
+
+  /// dots[c] -> exp(offset[c] + inv_h * dots[c] - m) in `out`, with out[skip] = 0 (skip >= cols: none),
+  /// after raising m to the tile's maximum score where that is larger.
+  Step weights(const TileKernels& kern, const double* dots, double* out, const double* offset,
+               double inv_h, std::size_t cols, std::size_t skip);
+};
+
+/// Index of row j inside a centre block starting at col0 with `cols` centres, or cols if absent.
+inline std::size_t diagonal_in_block(std::size_t j, std::size_t col0, std::size_t cols) {
+  return j >= col0 && j < col0 + cols ? j - col0 : cols;
+}
+
+}  // namespace ecekde::detail

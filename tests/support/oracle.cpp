@@ -1,0 +1,144 @@
+#include "oracle.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace oracle {
+
+namespace {
+
+double safe_log(double v) { return std::log(std::max(v, DBL_MIN)); }
+
+// max over i != j of logk[i], then the shifted sums (log-sum-exp), so that tiny h stays finite.
+struct Shifted {
+  std::vector<double> w;  // exp(logk[i] - max), 0 at i = j
+  double sum = 0, log_sum = 0;
+};
+
+Shifted shift(const std::vector<double>& logk, std::size_t j) {
+  double m = -INFINITY;
+  for (std::size_t i = 0; i < logk.size(); ++i)
+    if (i != j) m = std::max(m, logk[i]);
+  Shifted s;
+  s.w.assign(logk.size(), 0.0);
+  for (std::size_t i = 0; i < logk.size(); ++i)
+    if (i != j) {
+      s.w[i] = std::exp(logk[i] - m);
+      s.sum += s.w[i];
+    }
+  s.log_sum = m + std::log(s.sum);
+  return s;
+}
+
+}  // namespace
+
+double log_dirichlet(const double* at, const double* centre, std::size_t K, double h) {
+  double sum_alpha = 0, log_gamma_sum = 0, log_pow = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    const double alpha = centre[k] / h + 1;
+    sum_alpha += alpha;
+    log_gamma_sum += std::lgamma(alpha);
+    if (alpha != 1) log_pow += (alpha - 1) * safe_log(at[k]);  // x^0 = 1, also at x = 0
+  }
+  return std::lgamma(sum_alpha) - log_gamma_sum + log_pow;
+}
+
+double log_beta(double x, double c, double h) {
+  const double a = c / h + 1, b = (1 - c) / h + 1;
+  double v = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
+  if (a != 1) v += (a - 1) * safe_log(x);
+  if (b != 1) v += (b - 1) * safe_log(1 - x);
+  return v;
+}
+
+double canonical(const Data& d, double h, double p) {
+  double total = 0;
+  std::vector<double> logk(d.n);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    for (std::size_t i = 0; i < d.n; ++i) logk[i] = log_dirichlet(&d.f[j * d.k], &d.f[i * d.k], d.k, h);
+    const Shifted s = shift(logk, j);
+    for (std::size_t c = 0; c < d.k; ++c) {
+      double num = 0;
+      for (std::size_t i = 0; i < d.n; ++i)
+        if (d.y[i] == static_cast<std::int64_t>(c)) num += s.w[i];
+      total += std::pow(std::fabs(num / s.sum - d.at(j, c)), p);
+    }
+  }
+  return total / static_cast<double>(d.n);
+}
+
+double one_dimensional(const std::vector<double>& sc, const std::vector<int>& b, double h, double p) {
+  const std::size_t n = sc.size();
+  double total = 0;
+  std::vector<double> logk(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t i = 0; i < n; ++i) logk[i] = log_beta(sc[j], sc[i], h);
+    const Shifted s = shift(logk, j);
+    double num = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (b[i] == 1) num += s.w[i];
+    total += std::pow(std::fabs(num / s.sum - sc[j]), p);
+  }
+  return total / static_cast<double>(n);
+}
+
+double marginal(const Data& d, double h, double p) {
+  double total = 0;
+  for (std::size_t c = 0; c < d.k; ++c) {
+    std::vector<double> s(d.n);
+    std::vector<int> b(d.n);
+    for (std::size_t j = 0; j < d.n; ++j) {
+      s[j] = d.at(j, c);
+      b[j] = d.y[j] == static_cast<std::int64_t>(c);
+    }
+    total += one_dimensional(s, b, h, p);
+  }
+  return total;
+}
+
+double top_label(const Data& d, double h, double p) {
+  std::vector<double> s(d.n);
+  std::vector<int> b(d.n);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    std::size_t top = 0;
+    for (std::size_t c = 1; c < d.k; ++c)
+      if (d.at(j, c) > d.at(j, top)) top = c;
+    s[j] = d.at(j, top);
+    b[j] = d.y[j] == static_cast<std::int64_t>(top);
+  }
+  return one_dimensional(s, b, h, p);
+}
+
+double binary(const Data& d, double h, double p) {
+  std::vector<double> s(d.n);
+  std::vector<int> b(d.n);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    s[j] = d.at(j, d.k - 1);
+    b[j] = static_cast<int>(d.y[j]);
+  }
+  return 2 * one_dimensional(s, b, h, p);
+}
+
+double loo_canonical(const Data& d, double h) {
+  double total = 0;
+  std::vector<double> logk(d.n);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    for (std::size_t i = 0; i < d.n; ++i) logk[i] = log_dirichlet(&d.f[j * d.k], &d.f[i * d.k], d.k, h);
+    total += shift(logk, j).log_sum - std::log(static_cast<double>(d.n - 1));
+  }
+  return total / static_cast<double>(d.n);
+}
+
+double loo_one_dimensional(const std::vector<double>& s, double h) {
+  const std::size_t n = s.size();
+  double total = 0;
+  std::vector<double> logk(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t i = 0; i < n; ++i) logk[i] = log_beta(s[j], s[i], h);
+    total += shift(logk, j).log_sum - std::log(static_cast<double>(n - 1));
+  }
+  return total / static_cast<double>(n);
+}
+
+}  // namespace oracle
