@@ -1,0 +1,7 @@
+// Everything ecekde offers, in one include.
+#pragma once
+
+#include "ecekde/data.hpp"
+#include "ecekde/error.hpp"
+#include "ecekde/estimate.hpp"
+#include "ecekde/random.hpp"
