@@ -4,4 +4,5 @@
 #include "ecekde/data.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
 #include "ecekde/random.hpp"

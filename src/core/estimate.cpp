@@ -155,40 +155,24 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   return sel;
 }
 
-}  // namespace detail
-
-namespace {
-
-struct Prepared {
-  detail::SweepPlan plan;
-  detail::Predictions pred;
-  std::vector<detail::LabelledPoints> problems;
-};
-
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels) {
   Prepared out;
-  out.plan = detail::SweepPlan::from(execution);
-  if (probs.cols() > 0) detail::check_type_applies(type, probs.cols());
+  out.plan = SweepPlan::from(execution);
+  if (probs.cols() > 0) check_type_applies(type, probs.cols());
   if (use_labels) {
-    out.pred = detail::read_predictions(probs, labels, renormalize);
+    out.pred = read_predictions(probs, labels, renormalize);
   } else {
-    out.pred.f = detail::read_probabilities(probs, renormalize);
+    out.pred.f = read_probabilities(probs, renormalize);
     out.pred.n = probs.rows();
     out.pred.k = probs.cols();
     out.pred.y.assign(out.pred.n, 0);
   }
-  out.problems = detail::make_problems(out.pred, type);
+  out.problems = make_problems(out.pred, type);
   return out;
 }
 
-}  // namespace
-
-Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
-  detail::check_p(options.p);
-  if (options.bandwidth) detail::check_bandwidth(*options.bandwidth);
-  const Prepared in = prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-
+Result start_result(const EstimateOptions& options, const Prepared& in) {
   Result r;
   r.type = options.type;
   r.p = options.p;
@@ -197,9 +181,23 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   if (options.bandwidth) {
     r.bandwidth = *options.bandwidth;
   } else {
-    r.selection = detail::choose_bandwidth(in.problems, options.bandwidth_selection, in.plan);
+    r.selection = choose_bandwidth(in.problems, options.bandwidth_selection, in.plan);
     r.bandwidth = r.selection->bandwidth;
   }
+  return r;
+}
+
+void check_options(const EstimateOptions& options) {
+  check_p(options.p);
+  if (options.bandwidth) check_bandwidth(*options.bandwidth);
+}
+
+}  // namespace detail
+
+Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+  detail::check_options(options);
+  const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+  Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {
     const double v = weight * detail::mean_error(lp, r.bandwidth, options.p, in.plan);
@@ -212,7 +210,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
 
 BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const BandwidthOptions& options,
                                     const ExecutionOptions& execution, bool renormalize) {
-  const Prepared in = prepare(probs, LabelsView{}, type, renormalize, execution, false);
+  const auto in = detail::prepare(probs, LabelsView{}, type, renormalize, execution, false);
   return detail::choose_bandwidth(in.problems, options, in.plan);
 }
 

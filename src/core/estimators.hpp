@@ -27,4 +27,21 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
                                     const BandwidthOptions& options, const SweepPlan& plan);
 
+/// Validated input, its kernel problems and the sweep plan.
+struct Prepared {
+  SweepPlan plan;
+  Predictions pred;
+  std::vector<LabelledPoints> problems;
+};
+
+/// Validates and prepares; without labels (bandwidth selection only) every label is 0.
+Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
+                 const ExecutionOptions& execution, bool use_labels);
+
+/// Checks p and an explicit bandwidth.
+void check_options(const EstimateOptions& options);
+
+/// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in.
+Result start_result(const EstimateOptions& options, const Prepared& in);
+
 }  // namespace ecekde::detail

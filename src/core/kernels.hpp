@@ -31,9 +31,18 @@ struct TileKernels {
   /// Sum of x[0, n) in a fixed order (eight interleaved partial sums, then combined).
   double (*sum)(const double* x, std::size_t n);
 
-  /// out[j] += sum_c w[c] * v[c*ldv + j] for j < width, c < n (a row-vector times matrix product).
-  void (*gemv_t)(const double* w, std::size_t n, const double* v, std::size_t ldv, std::size_t width,
-                 double* out);
+  /// x[c] *= a for c < n.
+  void (*scale)(double* x, std::size_t n, double a);
+
+  /// out[q*depth + k] += sum_{c < cols} b[q*ldb + c] * xt[k*ldx + c], for q < rows, k < depth: each row
+  /// of a weight tile against each feature of the tile's centres (features stored transposed).
+  void (*row_dots)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
+                   std::size_t ldx, std::size_t depth, double* out);
+
+  /// out[k*ldo + c] += sum_{q < rows} l[q*ldl + k] * b[q*ldb + c], for k < depth, c < cols: the transpose
+  /// product, which accumulates per-centre sums over a tile's rows.
+  void (*outer_acc)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* l,
+                    std::size_t ldl, std::size_t depth, double* out, std::size_t ldo);
 };
 
 /// The best kernels for this CPU, chosen on first use.

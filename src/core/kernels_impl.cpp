@@ -166,18 +166,44 @@ double sum(const double* x, std::size_t n) {
   return s;
 }
 
-void gemv_t(const double* w, std::size_t n, const double* v, std::size_t ldv, std::size_t width,
-            double* out) {
-  std::size_t j = 0;
-  for (; j + W <= width; j += W) {
-    v8 acc = load(out + j);
-    for (std::size_t c = 0; c < n; ++c) acc += splat(w[c]) * load(v + c * ldv + j);
-    store(out + j, acc);
+void scale(double* x, std::size_t n, double a) {
+  const v8 va = splat(a);
+  std::size_t c = 0;
+  for (; c + W <= n; c += W) store(x + c, load(x + c) * va);
+  for (; c < n; ++c) x[c] *= a;
+}
+
+void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
+              std::size_t ldx, std::size_t depth, double* out) {
+  for (std::size_t q = 0; q < rows; ++q) {
+    const double* bq = b + q * ldb;
+    for (std::size_t k = 0; k < depth; ++k) {
+      const double* xk = xt + k * ldx;
+      v8 acc = {};
+      std::size_t c = 0;
+      for (; c + W <= cols; c += W) acc += load(bq + c) * load(xk + c);
+      double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+      for (; c < cols; ++c) s += bq[c] * xk[c];
+      out[q * depth + k] += s;
+    }
   }
-  for (; j < width; ++j) {
-    double s = out[j];
-    for (std::size_t c = 0; c < n; ++c) s += w[c] * v[c * ldv + j];
-    out[j] = s;
+}
+
+void outer_acc(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* l,
+               std::size_t ldl, std::size_t depth, double* out, std::size_t ldo) {
+  for (std::size_t k = 0; k < depth; ++k) {
+    double* ok = out + k * ldo;
+    std::size_t c = 0;
+    for (; c + W <= cols; c += W) {
+      v8 acc = load(ok + c);
+      for (std::size_t q = 0; q < rows; ++q) acc += splat(l[q * ldl + k]) * load(b + q * ldb + c);
+      store(ok + c, acc);
+    }
+    for (; c < cols; ++c) {
+      double s = ok[c];
+      for (std::size_t q = 0; q < rows; ++q) s += l[q * ldl + k] * b[q * ldb + c];
+      ok[c] = s;
+    }
   }
 }
 
@@ -186,7 +212,8 @@ void gemv_t(const double* w, std::size_t n, const double* v, std::size_t ldv, st
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, affine_max, affine_exp, exp_shifted, sum, gemv_t};
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, affine_max, affine_exp, exp_shifted, sum, scale, row_dots,
+                     outer_acc};
 }
 
 }  // namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA)

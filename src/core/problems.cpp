@@ -61,6 +61,13 @@ LabelledPoints one_dimensional(const std::vector<double>& s, const std::vector<d
 
 }  // namespace
 
+std::size_t top_index(const Predictions& pred, std::size_t j) {
+  std::size_t top = 0;
+  for (std::size_t c = 1; c < pred.k; ++c)
+    if (pred(j, c) > pred(j, top)) top = c;
+  return top;
+}
+
 std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationType type) {
   check_type_applies(type, pred.k);
   const std::size_t n = pred.n, k = pred.k;
@@ -81,9 +88,7 @@ std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationTy
       break;
     case CalibrationType::top_label:
       for (std::size_t j = 0; j < n; ++j) {
-        std::size_t top = 0;
-        for (std::size_t c = 1; c < k; ++c)
-          if (pred(j, c) > pred(j, top)) top = c;  // ties go to the lowest index
+        const std::size_t top = top_index(pred, j);
         double other = 0;
         for (std::size_t c = 0; c < k; ++c)
           if (c != top) other += pred(j, c);

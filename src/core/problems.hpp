@@ -30,6 +30,9 @@ struct LabelledPoints {
   std::size_t label(std::size_t i) const;
 };
 
+/// The column of row j's largest probability; ties go to the lowest index.
+std::size_t top_index(const Predictions& pred, std::size_t j);
+
 /// The problems of `type` on validated predictions, in a fixed order (marginal: class 0, 1, ...).
 std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationType type);
 

@@ -95,6 +95,41 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
   });
 }
 
+/// Walks all (row, centre) pairs in rounds, for reductions that also accumulate per centre (gradients,
+/// bootstrap). With nb blocks, round r pairs row block a with centre block (a + r) mod nb, for every a in
+/// parallel: no two tasks of a round share a row block or a centre block, so the reducer may add into
+/// row-indexed and centre-indexed outputs without locks, and each output receives its contributions in
+/// an order fixed by the block size alone, never by the thread count. The Reducer provides
+///   struct Scratch;  Scratch scratch(std::size_t row_tile, std::size_t block) const;
+///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+///             double* dots, std::size_t ld) const;
+template <class Reducer>
+void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
+  const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
+  const std::size_t row_tile = std::min(block, kRowTile);
+  const std::size_t blocks = (n + block - 1) / block;
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
+  std::vector<std::optional<typename Reducer::Scratch>> scratch(static_cast<std::size_t>(std::max(workers, 1)));
+  std::vector<std::vector<double>> dots(scratch.size());
+  const TileKernels& kern = *plan.kernels;
+  for (std::size_t round = 0; round < blocks; ++round)
+    parallel_for(blocks, workers, [&](std::size_t a, int worker) {
+      auto& s = scratch[static_cast<std::size_t>(worker)];
+      auto& d = dots[static_cast<std::size_t>(worker)];
+      if (!s) {
+        s.emplace(reducer.scratch(row_tile, block));
+        d.resize(row_tile * block);
+      }
+      const std::size_t c0 = ((a + round) % blocks) * block, cols = std::min(block, n - c0);
+      const std::size_t r_end = std::min(n, (a + 1) * block);
+      for (std::size_t r0 = a * block; r0 < r_end; r0 += row_tile) {
+        const std::size_t rows = std::min(row_tile, r_end - r0);
+        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d.data(), block);
+        reducer.tile(*s, r0, rows, c0, cols, d.data(), block);
+      }
+    });
+}
+
 /// The running maximum of a row's scores and the rescaling it implies (online log-sum-exp): turns one
 /// row of dot products into weights exp(score - m) with m the largest score seen so far, and tells the
 /// caller by which factor to rescale what it has already accumulated.

@@ -1,0 +1,193 @@
+// Analytic gradient of ECE^KDE: a forward sweep for the per-row statistics, then one backward sweep in
+// rounds that accumulates both the row side and the centre side of every pair's derivative.
+//
+// Per problem, with shifted weights w_ji = exp(s_ji - m_j), D_j = sum_i w_ji, r_jc = N_jc / D_j and the
+// error E = (weight/n) sum_j sum_c |r_jc - t_jc|^p:
+//   g_jc = dE/dr_jc,  rho_j = sum_c g_jc r_jc,  beta_ji = dE/ds_ji = w_ji (g_{j,y_i} - rho_j) / D_j.
+// Since s_ji = a_i + (1/h) sum_k x_ik log x_jk and da_i/dx_ik = (psi(sum_k alpha_ik) - psi(alpha_ik)) / h:
+//   dE/dx_jk = -g_jk [target]                                   (canonical; 1-D: -g_j1 on x_j0)
+//            + sum_i beta_ji x_ik / (h x_jk)                     [row side; 0 where x_jk is clamped]
+//            + (1/h) [sum_i beta_ij log x_ik + (psi(sum alpha_j) - psi(alpha_jk)) sum_i beta_ij]  [centre]
+#include "ecekde/gradient.hpp"
+
+#include <cmath>
+
+#include "core/estimators.hpp"
+#include "core/gradient.hpp"
+#include "core/numeric.hpp"
+#include "core/reducers.hpp"
+#include "core/text.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+// Accumulates beta_ji x_ik per row and beta_ji (log x_jk, 1) per centre.
+class BackwardSums {
+ public:
+  BackwardSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets, double inv_h,
+               std::span<const double> row_max, std::span<const double> coef, std::span<double> row_acc,
+               std::span<double> centre_acc)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), row_max_(row_max), coef_(coef),
+        row_acc_(row_acc), centre_acc_(centre_acc) {}
+
+  struct Scratch {
+    std::vector<double> beta, logs;  // row_tile x block;  row_tile x (dim + 1)
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    return {std::vector<double>(rows * block), std::vector<double>(rows * (lp_.points.dim + 1))};
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    const KernelPoints& x = lp_.points;
+    const std::size_t dim = x.dim, L = lp_.classes, col_end = col0 + cols, first = lp_.label(col0);
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t j = row0 + q;
+      double* b = s.beta.data() + q * ld;
+      std::copy_n(dots + q * ld, cols, b);
+      kern_.affine_exp(b, offsets_.data() + col0, inv_h_, row_max_[j], cols);
+      if (const std::size_t skip = diagonal_in_block(j, col0, cols); skip < cols) b[skip] = 0;
+      for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
+        const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
+        if (lo < hi) kern_.scale(b + (lo - col0), hi - lo, coef_[j * L + c]);
+      }
+      std::copy_n(x.log_x.data() + j * dim, dim, s.logs.data() + q * (dim + 1));
+      s.logs[q * (dim + 1) + dim] = 1;
+    }
+    kern_.row_dots(s.beta.data(), ld, rows, cols, x.x_t.data() + col0, x.n, dim, row_acc_.data() + row0 * dim);
+    kern_.outer_acc(s.beta.data(), ld, rows, cols, s.logs.data(), dim + 1, dim + 1, centre_acc_.data() + col0, x.n);
+  }
+
+ private:
+  const LabelledPoints& lp_;
+  const TileKernels& kern_;
+  std::span<const double> offsets_;
+  double inv_h_;
+  std::span<const double> row_max_, coef_;
+  std::span<double> row_acc_, centre_acc_;
+};
+
+}  // namespace
+
+ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, double weight,
+                                 const SweepPlan& plan) {
+  const KernelPoints& x = lp.points;
+  const std::size_t n = x.n, dim = x.dim, L = lp.classes;
+  const double scale = weight / static_cast<double>(n), inv_h = 1 / h;
+  std::vector<double> offsets(n), terms(n), row_max(n), coef(n * L), target_grad(n * dim, 0.0);
+  x.centre_offsets(h, offsets);
+
+  // Forward: per-row statistics, the error terms, and dE/dr folded into the pair coefficients.
+  auto finish = [&](std::size_t j, double m, const double* sums) {
+    terms[lp.original[j]] = row_error(lp, j, sums, p);
+    row_max[j] = m;
+    double den = 0;
+    for (std::size_t c = 0; c < L; ++c) den += sums[c];
+    double g[2], rho = 0;
+    double* gj = lp.one_dimensional ? g : target_grad.data() + j * dim;  // canonical: g_jc = -target grad
+    if (lp.one_dimensional) {
+      g[0] = 0;
+      g[1] = scale * pow_abs_derivative(sums[1] / den - x.x(j, 0), p);
+      target_grad[j * dim] = -g[1];
+    } else {
+      for (std::size_t c = 0; c < L; ++c) gj[c] = scale * pow_abs_derivative(sums[c] / den - x.x(j, c), p);
+    }
+    for (std::size_t c = 0; c < L; ++c) rho += gj[c] * sums[c] / den;
+    for (std::size_t c = 0; c < L; ++c) coef[j * L + c] = (gj[c] - rho) / den;
+    if (!lp.one_dimensional)
+      for (std::size_t c = 0; c < L; ++c) gj[c] = -gj[c];
+  };
+  sweep(x, plan, ClassSums(lp, *plan.kernels, offsets, inv_h, finish));
+
+  // Backward: both sides of every pair in one sweep.
+  std::vector<double> row_acc(n * dim, 0.0), centre_acc((dim + 1) * n, 0.0);
+  sweep_in_rounds(x, plan, BackwardSums(lp, *plan.kernels, offsets, inv_h, row_max, coef, row_acc, centre_acc));
+
+  ProblemGradient out;
+  out.value = weight * accurate_sum(terms) / static_cast<double>(n);
+  out.grad.resize(n * dim);
+  for (std::size_t j = 0; j < n; ++j) {
+    double sum_alpha = 0;
+    for (std::size_t k = 0; k < dim; ++k) sum_alpha += x.x(j, k) * inv_h + 1;
+    const double psi_sum = digamma(sum_alpha);
+    for (std::size_t k = 0; k < dim; ++k) {
+      const double xjk = x.x(j, k);
+      const double row_side = xjk >= kLogFloor ? row_acc[j * dim + k] * inv_h / xjk : 0.0;
+      const double centre_side =
+          inv_h * (centre_acc[k * n + j] + (psi_sum - digamma(xjk * inv_h + 1)) * centre_acc[dim * n + j]);
+      out.grad[lp.original[j] * dim + k] = target_grad[j * dim + k] + row_side + centre_side;
+    }
+  }
+  return out;
+}
+
+ValueGradient value_and_gradient(const Predictions& pred, const std::vector<LabelledPoints>& problems,
+                                 CalibrationType type, double h, double p, const SweepPlan& plan) {
+  const std::size_t n = pred.n, k = pred.k;
+  const double weight = problem_weight(type);
+  ValueGradient out;
+  out.grad.assign(n * k, 0.0);
+  std::vector<double> other_total(n, 0.0);  // marginal: sum over classes of d/d(rest)
+  for (std::size_t c = 0; c < problems.size(); ++c) {
+    const ProblemGradient pg = problem_gradient(problems[c], h, p, weight, plan);
+    out.ce_pow_p += pg.value;
+    out.class_values.push_back(pg.value);
+    const auto& G = pg.grad;  // n x dim, input order
+    for (std::size_t j = 0; j < n; ++j) {
+      double* row = out.grad.data() + j * k;
+      switch (type) {
+        case CalibrationType::canonical:
+          std::copy_n(G.begin() + static_cast<std::ptrdiff_t>(j * k), k, row);
+          break;
+        case CalibrationType::binary:  // x = (P(y=1), rest): rest is 1 - p, or column 0
+          if (k == 1) {
+            row[0] = G[2 * j] - G[2 * j + 1];
+          } else {
+            row[1] = G[2 * j];
+            row[0] = G[2 * j + 1];
+          }
+          break;
+        case CalibrationType::top_label: {  // x = (f_top, sum of the other columns)
+          const std::size_t top = top_index(pred, j);
+          for (std::size_t col = 0; col < k; ++col) row[col] = col == top ? G[2 * j] : G[2 * j + 1];
+          break;
+        }
+        case CalibrationType::marginal:  // x = (f_c, sum of the other columns)
+          row[c] += G[2 * j] - G[2 * j + 1];
+          other_total[j] += G[2 * j + 1];
+          break;
+      }
+    }
+  }
+  if (type == CalibrationType::marginal)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t col = 0; col < k; ++col) out.grad[j * k + col] += other_total[j];
+  return out;
+}
+
+}  // namespace ecekde::detail
+
+namespace ecekde {
+
+GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+  detail::check_options(options);
+  const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+  GradientResult out;
+  out.result = detail::start_result(options, in);
+  auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, out.result.bandwidth, options.p, in.plan);
+  Result& r = out.result;
+  r.ce_pow_p = vg.ce_pow_p;
+  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  if (options.type == CalibrationType::marginal) r.class_ce_pow_p = vg.class_values;
+  out.grad_ce_pow_p = std::move(vg.grad);
+  // d CE_p = (1/p) (CE_p^p)^(1/p - 1) d CE_p^p; at CE_p^p = 0 with p > 1 the factor is infinite and the
+  // subgradient 0 is used.
+  const double factor = options.p == 1 ? 1.0 : r.ce_pow_p > 0 ? std::pow(r.ce_pow_p, 1 / options.p - 1) / options.p : 0.0;
+  out.grad_ce.resize(out.grad_ce_pow_p.size());
+  for (std::size_t i = 0; i < out.grad_ce.size(); ++i) out.grad_ce[i] = factor * out.grad_ce_pow_p[i];
+  return out;
+}
+
+}  // namespace ecekde
