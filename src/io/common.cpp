@@ -1,0 +1,66 @@
+#include "io/common.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/text.hpp"
+
+namespace ecekde::io::detail {
+
+using ecekde::detail::fail_with;
+
+File open_for_reading(const std::string& path) {
+  errno = 0;
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) fail_with(path, ": cannot open: ", std::strerror(errno));
+  return f;
+}
+
+std::size_t read_some(std::FILE* f, const std::string& path, void* out, std::size_t size) {
+  if (size == 0) return 0;
+  errno = 0;
+  const std::size_t got = std::fread(out, 1, size, f);
+  if (got < size && std::ferror(f)) fail_with(path, ": cannot read: ", std::strerror(errno));
+  return got;
+}
+
+std::string read_all(const std::string& path) {
+  File f = open_for_reading(path);
+  std::string out;
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t got = read_some(f.get(), path, buffer, sizeof buffer);
+    out.append(buffer, got);
+    if (got < sizeof buffer) return out;
+  }
+}
+
+void write_all(const std::string& path, std::string_view bytes) {
+  errno = 0;
+  File f(std::fopen(path.c_str(), "wb"));
+  if (!f) fail_with(path, ": cannot write: ", std::strerror(errno));
+  errno = 0;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
+  if (!ok) fail_with(path, ": cannot write: ", std::strerror(errno));
+  errno = 0;
+  if (std::fclose(f.release()) != 0) fail_with(path, ": cannot write: ", std::strerror(errno));
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += ecekde::detail::concat(i ? ", " : "", shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+bool has_extension(std::string_view path, std::string_view extension) {
+  if (path.size() < extension.size()) return false;
+  const std::string_view tail = path.substr(path.size() - extension.size());
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    const char a = tail[i], b = extension[i];
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a) != lower(b)) return false;
+  }
+  return true;
+}
+
+}  // namespace ecekde::io::detail
