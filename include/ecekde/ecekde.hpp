@@ -1,8 +1,11 @@
 // Everything ecekde offers, in one include.
 #pragma once
 
+#include "ecekde/binned.hpp"
 #include "ecekde/data.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/mmce.hpp"
 #include "ecekde/random.hpp"
+#include "ecekde/temperature.hpp"

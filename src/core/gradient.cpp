@@ -32,11 +32,11 @@ class BackwardSums {
         row_acc_(row_acc), centre_acc_(centre_acc) {}
 
   struct Scratch {
-    std::vector<double> beta, logs;  // row_tile x block;  row_tile x (dim + 1)
+    std::vector<double> beta, logs_t;  // row_tile x block;  (dim + 1) x row_tile
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
-    return {std::vector<double>(rows * block), std::vector<double>(rows * (lp_.points.dim + 1))};
+    return {std::vector<double>(rows * block), std::vector<double>((lp_.points.dim + 1) * rows)};
   }
 
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
@@ -53,11 +53,12 @@ class BackwardSums {
         const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
         if (lo < hi) kern_.scale(b + (lo - col0), hi - lo, coef_[j * L + c]);
       }
-      std::copy_n(x.log_x.data() + j * dim, dim, s.logs.data() + q * (dim + 1));
-      s.logs[q * (dim + 1) + dim] = 1;
+      for (std::size_t k = 0; k < dim; ++k) s.logs_t[k * rows + q] = x.log_x[j * dim + k];
+      s.logs_t[dim * rows + q] = 1;
     }
     kern_.row_dots(s.beta.data(), ld, rows, cols, x.x_t.data() + col0, x.n, dim, row_acc_.data() + row0 * dim);
-    kern_.outer_acc(s.beta.data(), ld, rows, cols, s.logs.data(), dim + 1, dim + 1, centre_acc_.data() + col0, x.n);
+    // centre side: centre_acc[k][i] += sum_q (log x_qk, 1)[k] * beta_qi, as a (dim+1) x rows x cols product
+    kern_.dot_add(s.logs_t.data(), rows, s.beta.data(), ld, dim + 1, cols, rows, centre_acc_.data() + col0, x.n);
   }
 
  private:

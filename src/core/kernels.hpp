@@ -15,6 +15,10 @@ struct TileKernels {
   void (*dot)(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
               std::size_t cols, std::size_t depth, double* out, std::size_t ldo);
 
+  /// The same product added to out: out[r*ldo + c] += sum_k a[r*lda + k] * bt[k*ldb + c].
+  void (*dot_add)(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
+                  std::size_t cols, std::size_t depth, double* out, std::size_t ldo);
+
   /// out[c] = offset[c] + scale * x[c] for c < n (out may equal x); returns the maximum over
   /// c != skip (-inf if there is none).
   double (*affine_max)(const double* x, double* out, const double* offset, double scale, std::size_t n,
@@ -39,10 +43,6 @@ struct TileKernels {
   void (*row_dots)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
                    std::size_t ldx, std::size_t depth, double* out);
 
-  /// out[k*ldo + c] += sum_{q < rows} l[q*ldl + k] * b[q*ldb + c], for k < depth, c < cols: the transpose
-  /// product, which accumulates per-centre sums over a tile's rows.
-  void (*outer_acc)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* l,
-                    std::size_t ldl, std::size_t depth, double* out, std::size_t ldo);
 };
 
 /// The best kernels for this CPU, chosen on first use.

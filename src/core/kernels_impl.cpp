@@ -28,6 +28,10 @@ constexpr std::size_t W = 8;
 }
 [[gnu::always_inline]] inline void store(double* p, v8 v) { std::memcpy(p, &v, sizeof v); }
 [[gnu::always_inline]] inline v8 splat(double x) { return v8{x, x, x, x, x, x, x, x}; }
+// Horizontal sum in a fixed lane order.
+[[gnu::always_inline]] inline double reduce(v8 acc) {
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
 
 #if defined(ECEKDE_VECTOR_EXP) && defined(__AVX512F__)
 extern "C" __m512d _ZGVeN8v_exp(__m512d);
@@ -73,8 +77,9 @@ constexpr double kExpFloor = -700.0;
 }
 [[gnu::always_inline]] inline double exp_flushed(double x) { return x < kExpFloor ? 0.0 : std::exp(x); }
 
-void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
-         std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
+template <bool Accumulate>
+void dot_impl(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
+              std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
   constexpr std::size_t R = 4, C = 2 * W;
   std::size_t r = 0;
   for (; r + R <= rows; r += R) {
@@ -82,6 +87,11 @@ void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, st
     std::size_t c = 0;
     for (; c + C <= cols; c += C) {
       v8 acc[R][2] = {};
+      if constexpr (Accumulate)
+        for (std::size_t q = 0; q < R; ++q) {
+          acc[q][0] = load(out + (r + q) * ldo + c);
+          acc[q][1] = load(out + (r + q) * ldo + c + W);
+        }
       for (std::size_t k = 0; k < depth; ++k) {
         const v8 b0 = load(bt + k * ldb + c), b1 = load(bt + k * ldb + c + W);
         for (std::size_t q = 0; q < R; ++q) {
@@ -97,7 +107,7 @@ void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, st
     }
     for (; c < cols; ++c)
       for (std::size_t q = 0; q < R; ++q) {
-        double s = 0;
+        double s = Accumulate ? out[(r + q) * ldo + c] : 0.0;
         for (std::size_t k = 0; k < depth; ++k) s += a0[q * lda + k] * bt[k * ldb + c];
         out[(r + q) * ldo + c] = s;
       }
@@ -106,16 +116,26 @@ void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, st
     const double* ar = a + r * lda;
     std::size_t c = 0;
     for (; c + W <= cols; c += W) {
-      v8 acc = {};
+      v8 acc = Accumulate ? load(out + r * ldo + c) : v8{};
       for (std::size_t k = 0; k < depth; ++k) acc += splat(ar[k]) * load(bt + k * ldb + c);
       store(out + r * ldo + c, acc);
     }
     for (; c < cols; ++c) {
-      double s = 0;
+      double s = Accumulate ? out[r * ldo + c] : 0.0;
       for (std::size_t k = 0; k < depth; ++k) s += ar[k] * bt[k * ldb + c];
       out[r * ldo + c] = s;
     }
   }
+}
+
+void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
+         std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
+  dot_impl<false>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
+}
+
+void dot_add(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
+             std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
+  dot_impl<true>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
 }
 
 double affine_max(const double* x, double* out, const double* offset, double scale, std::size_t n,
@@ -161,7 +181,7 @@ double sum(const double* x, std::size_t n) {
   v8 acc = {};
   std::size_t c = 0;
   for (; c + W <= n; c += W) acc += load(x + c);
-  double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  double s = reduce(acc);
   for (; c < n; ++c) s += x[c];
   return s;
 }
@@ -175,34 +195,26 @@ void scale(double* x, std::size_t n, double a) {
 
 void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
               std::size_t ldx, std::size_t depth, double* out) {
-  for (std::size_t q = 0; q < rows; ++q) {
-    const double* bq = b + q * ldb;
-    for (std::size_t k = 0; k < depth; ++k) {
-      const double* xk = xt + k * ldx;
-      v8 acc = {};
-      std::size_t c = 0;
-      for (; c + W <= cols; c += W) acc += load(bq + c) * load(xk + c);
-      double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-      for (; c < cols; ++c) s += bq[c] * xk[c];
-      out[q * depth + k] += s;
-    }
-  }
-}
-
-void outer_acc(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* l,
-               std::size_t ldl, std::size_t depth, double* out, std::size_t ldo) {
-  for (std::size_t k = 0; k < depth; ++k) {
-    double* ok = out + k * ldo;
-    std::size_t c = 0;
-    for (; c + W <= cols; c += W) {
-      v8 acc = load(ok + c);
-      for (std::size_t q = 0; q < rows; ++q) acc += splat(l[q * ldl + k]) * load(b + q * ldb + c);
-      store(ok + c, acc);
-    }
-    for (; c < cols; ++c) {
-      double s = ok[c];
-      for (std::size_t q = 0; q < rows; ++q) s += l[q * ldl + k] * b[q * ldb + c];
-      ok[c] = s;
+  constexpr std::size_t Q = 4, K = 4;  // 4 rows x 4 features per pass: 8 loads feed 16 FMAs
+  const std::size_t cv = cols / W * W;
+  for (std::size_t q0 = 0; q0 < rows; q0 += Q) {
+    const std::size_t nq = std::min(Q, rows - q0);
+    for (std::size_t k0 = 0; k0 < depth; k0 += K) {
+      const std::size_t nk = std::min(K, depth - k0);
+      v8 acc[Q][K] = {};
+      for (std::size_t c = 0; c < cv; c += W) {
+        v8 xv[K], bv[Q];
+        for (std::size_t k = 0; k < nk; ++k) xv[k] = load(xt + (k0 + k) * ldx + c);
+        for (std::size_t q = 0; q < nq; ++q) bv[q] = load(b + (q0 + q) * ldb + c);
+        for (std::size_t q = 0; q < nq; ++q)
+          for (std::size_t k = 0; k < nk; ++k) acc[q][k] += bv[q] * xv[k];
+      }
+      for (std::size_t q = 0; q < nq; ++q)
+        for (std::size_t k = 0; k < nk; ++k) {
+          double s = reduce(acc[q][k]);
+          for (std::size_t c = cv; c < cols; ++c) s += b[(q0 + q) * ldb + c] * xt[(k0 + k) * ldx + c];
+          out[(q0 + q) * depth + k0 + k] += s;
+        }
     }
   }
 }
@@ -212,8 +224,7 @@ void outer_acc(const double* b, std::size_t ldb, std::size_t rows, std::size_t c
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, affine_max, affine_exp, exp_shifted, sum, scale, row_dots,
-                     outer_acc};
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum, scale, row_dots};
 }
 
 }  // namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA)

@@ -93,3 +93,90 @@ TEST(Gradient, OrderOneAwayFromKinks) {
 }
 
 }  // namespace
+
+namespace {
+
+bool all_finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+ecekde::GradientResult with_gradient(const oracle::Data& d, CalibrationType type, double h, double p) {
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.bandwidth = h;
+  o.p = p;
+  return ecekde::estimate_with_gradient(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
+}
+
+// The authors' code returns NaN gradients when a class is missing from a batch; here every entry is
+// finite, for batches with a missing class, a class seen once, saturated rows and tiny bandwidths.
+TEST(Gradient, FiniteOnHardBatches) {
+  auto d = testdata::softmax_predictions(32, 5, 3, 4.0, 1.0);
+  for (auto& y : d.y) y = y == 4 ? 0 : y;  // class 4 absent
+  d.y[7] = 3;
+  for (std::size_t r = 0; r < d.n; ++r)
+    if (d.y[r] == 3 && r != 7) d.y[r] = 1;  // class 3 appears once
+  for (std::size_t c = 0; c < d.k; ++c) d.f[2 * d.k + c] = c == 1 ? 1.0 : 0.0;  // one-hot rows
+  for (std::size_t c = 0; c < d.k; ++c) d.f[5 * d.k + c] = c == 0 ? 1.0 : 0.0;
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+    for (double h : {1e-6, 1e-3, 0.5, 10.0})
+      for (double p : {1.0, 2.0}) {
+        const auto g = with_gradient(d, type, h, p);
+        EXPECT_TRUE(std::isfinite(g.result.ce_pow_p));
+        EXPECT_TRUE(all_finite(g.grad_ce_pow_p)) << to_string(type) << " h=" << h << " p=" << p;
+        EXPECT_TRUE(all_finite(g.grad_ce)) << to_string(type) << " h=" << h << " p=" << p;
+      }
+}
+
+TEST(Gradient, SingleExampleOfEachClassAndTwoSamples) {
+  oracle::Data d;
+  d.n = 2;
+  d.k = 2;
+  d.f = {0.7, 0.3, 0.2, 0.8};
+  d.y = {0, 1};
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label,
+                    CalibrationType::binary}) {
+    const auto g = with_gradient(d, type, 0.1, 2.0);
+    EXPECT_TRUE(all_finite(g.grad_ce_pow_p)) << to_string(type);
+  }
+}
+
+// The gradient's value equals estimate()'s, and grad_ce is the chain rule of CE_p = (CE_p^p)^(1/p).
+TEST(Gradient, ValueAndChainRuleAgreeWithEstimate) {
+  const auto d = testdata::softmax_predictions(50, 4, 5, 2.0, 1.5);
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+    for (double p : {1.0, 2.0, 3.0}) {
+      const auto g = with_gradient(d, type, 0.05, p);
+      ecekde::EstimateOptions o;
+      o.type = type;
+      o.bandwidth = 0.05;
+      o.p = p;
+      const auto r = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
+      EXPECT_NEAR(g.result.ce_pow_p, r.ce_pow_p, 1e-14 * r.ce_pow_p);
+      const double factor = std::pow(r.ce_pow_p, 1 / p - 1) / p;
+      for (std::size_t i = 0; i < g.grad_ce.size(); ++i)
+        EXPECT_NEAR(g.grad_ce[i], factor * g.grad_ce_pow_p[i], 1e-14 * std::fabs(factor * g.grad_ce_pow_p[i]) + 1e-300);
+    }
+}
+
+// Thread count never changes the gradient (rows are independent, centres accumulate in fixed rounds).
+TEST(Gradient, BitwiseIdenticalAcrossThreadCounts) {
+  const auto d = testdata::softmax_predictions(700, 6, 11, 2.0, 1.5);
+  for (std::size_t block : {64, 200}) {
+    std::vector<double> first;
+    for (int t : {1, 2, 3, 4}) {
+      ecekde::EstimateOptions o;
+      o.bandwidth = 0.02;
+      o.execution.threads = t;
+      o.execution.block_size = block;
+      const auto g = ecekde::estimate_with_gradient(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                    ecekde::LabelsView(d.y), o);
+      if (first.empty()) first = g.grad_ce_pow_p;
+      EXPECT_EQ(g.grad_ce_pow_p, first) << "threads=" << t << " block=" << block;
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// The binned calibration error ECE^bin: equal-width or equal-mass bins, L_p or maximum (MCE), for the
+// top-label, marginal, binary and canonical (binned simplex, Section 4 of the paper) notions of
+// calibration, with the per-bin statistics behind reliability diagrams. See docs/metrics.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ecekde/data.hpp"
+#include "ecekde/estimate.hpp"
+
+namespace ecekde {
+
+/// Where the bin edges of one coordinate (a class's probability, or the top-label confidence) lie.
+enum class Binning {
+  equal_width,  ///< edges b / B: bin b holds [b/B, (b+1)/B), the last bin also holds 1
+  equal_mass,   ///< edges at the sorted scores of ranks floor(b n / B): about n / B scores per bin
+};
+
+/// How the binned estimate is formed from the bins (cells for canonical) of the samples.
+enum class BinnedForm {
+  /// Classic ECE (Naeini et al. 2015, Guo et al. 2017): sum over bins of (n_b / n) ||ybar_b - fbar_b||_p^p,
+  /// with ybar_b, fbar_b the mean label (vector) and mean prediction (vector) of bin b.
+  per_bin,
+  /// The paper's plug-in form: (1/n) sum_i ||H(f_i) - f_i||_p^p, with H(f_i) = ybar of sample i's bin.
+  per_sample,
+  /// Kumar, Liang & Ma (2019): sum over bins of (n_b / n) sum_d [(ybar_bd - fbar_bd)^2 -
+  /// ybar_bd (1 - ybar_bd) / (n_b - 1)], bins with n_b < 2 adding 0; an estimate of CE_2^2 whose
+  /// label-noise bias is removed. Only p = 2 and not the maximum.
+  debiased,
+};
+
+/// "equal-width", "equal-mass".
+std::string_view to_string(Binning binning);
+/// Parses the names above (also with '_'); throws Error for anything else.
+Binning parse_binning(std::string_view name);
+/// "per-bin", "per-sample", "debiased".
+std::string_view to_string(BinnedForm form);
+/// Parses the names above (also with '_'); throws Error for anything else.
+BinnedForm parse_binned_form(std::string_view name);
+
+/// Options of binned_calibration_error().
+struct BinnedOptions {
+  CalibrationType type = CalibrationType::top_label;
+  double p = 1.0;          ///< order of the norm, any real p >= 1 (not used when maximum is set)
+  bool maximum = false;    ///< maximum calibration error (MCE): the p -> infinity limit of the form
+  Binning binning = Binning::equal_width;
+  /// Bins per coordinate (>= 1); empty = Doane's formula, separately for every coordinate.
+  std::optional<std::size_t> bins = 15;
+  /// empty = per_sample for canonical (the paper's Figure 2), per_bin for the other types (classic ECE).
+  std::optional<BinnedForm> form;
+  bool renormalize = false;  ///< divide each row by its sum instead of rejecting it
+};
+
+/// One occupied bin of one coordinate: what a reliability diagram draws.
+struct ReliabilityBin {
+  std::size_t index = 0;       ///< bin number b in [0, B)
+  double lower = 0, upper = 0; ///< the bin holds scores in [lower, upper) (the last bin also holds upper)
+  std::size_t count = 0;       ///< samples in the bin (> 0)
+  double mean_confidence = 0;  ///< mean score of those samples
+  double mean_label = 0;       ///< fraction of them whose label is positive (accuracy, for top-label)
+};
+
+/// One occupied cell of the canonical grid: the bins of every class, and the cell's means.
+struct SimplexCell {
+  std::vector<std::uint32_t> bins;     ///< bin number per class
+  std::size_t count = 0;               ///< samples in the cell (> 0)
+  std::vector<double> mean_prediction; ///< mean probability vector of those samples (K entries)
+  std::vector<double> mean_label;      ///< their label frequencies, H(f) of the cell (K entries)
+};
+
+/// One binned estimate and the bins behind it.
+struct BinnedResult {
+  CalibrationType type = CalibrationType::top_label;
+  Binning binning = Binning::equal_width;
+  BinnedForm form = BinnedForm::per_bin;
+  double p = 1;
+  bool maximum = false;
+  /// L_p: the estimate of CE_p^p. maximum: the MCE (equal to ce). debiased: the estimate of CE_2^2,
+  /// which can be negative.
+  double ce_pow_p = 0;
+  /// L_p: (ce_pow_p)^(1/p). maximum: the MCE. debiased: sqrt(max(ce_pow_p, 0)).
+  double ce = 0;
+  std::size_t n = 0;  ///< samples
+  std::size_t k = 0;  ///< columns of the input
+  /// Bin edges per binned coordinate (B + 1 non-decreasing values from 0 to 1): one coordinate for
+  /// top-label and binary (its score), one per class for marginal and canonical.
+  std::vector<std::vector<double>> edges;
+  /// Reliability diagram per one-dimensional problem (top-label, binary: one; marginal: one per class),
+  /// occupied bins only, in increasing order. Empty for canonical.
+  std::vector<std::vector<ReliabilityBin>> diagrams;
+  /// Canonical only: the occupied cells, in lexicographic order of their bins.
+  std::vector<SimplexCell> cells;
+  /// Marginal only: each class's contribution (L_p, debiased: summed into ce_pow_p; maximum: the
+  /// class's MCE, whose largest is ce).
+  std::vector<double> class_ce_pow_p;
+};
+
+/// The binned calibration error of `probs` (n x K, or one column P(y = 1) for binary) against `labels`.
+/// Throws Error with a one-line message on bad input.
+BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const BinnedOptions& options = {});
+
+/// Doane's number of bins for the scores x (n >= 1): ceil(1 + log2 n + log2(1 + |g1| / s_g1)) with g1
+/// the sample skewness m3 / m2^(3/2) and s_g1 = sqrt(6 (n - 2) / ((n + 1) (n + 3))); the skewness term
+/// is 0 when n <= 2 or all scores are equal.
+std::size_t doane_bins(std::span<const double> x);
+
+}  // namespace ecekde
