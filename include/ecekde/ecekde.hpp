@@ -6,6 +6,7 @@
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/io.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/random.hpp"
 #include "ecekde/temperature.hpp"

@@ -1,0 +1,64 @@
+#include "output.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ecekde::cli {
+
+nlohmann::ordered_json selection_json(const BandwidthSelection& s) {
+  return {{"criterion", to_string(s.criterion)}, {"grid", s.grid},
+          {"score", s.score},                    {"refined_grid", s.refined_grid},
+          {"refined_score", s.refined_score},    {"chosen", s.bandwidth},
+          {"chosen_score", s.best_score}};
+}
+
+nlohmann::ordered_json result_json(const Result& r) {
+  nlohmann::ordered_json j = {{"type", to_string(r.type)}, {"p", r.p},       {"bandwidth", r.bandwidth},
+                      {"ce", r.ce},                {"ce_pow_p", r.ce_pow_p}, {"n", r.n},
+                      {"k", r.k},                  {"bandwidth_rule", r.selection ? "auto" : "fixed"}};
+  if (r.selection) j["bandwidth_selection"] = selection_json(*r.selection);
+  if (r.type == CalibrationType::marginal) j["class_ce_pow_p"] = r.class_ce_pow_p;
+  return j;
+}
+
+std::string bandwidth_rule(const Result& r) {
+  if (!r.selection) return "fixed";
+  const BandwidthSelection& s = *r.selection;
+  std::string rule = "auto: " + std::string(to_string(s.criterion)) + ", " + std::to_string(s.grid.size()) +
+                     "-point grid";
+  if (!s.refined_grid.empty()) rule += ", refined";
+  return rule;
+}
+
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+void print_table(std::ostream& out, const std::vector<Result>& results) {
+  const std::vector<std::string> head{"type", "p", "h", "CE_p", "CE_p^p", "n", "K", "bandwidth rule"};
+  const std::vector<bool> right{false, true, true, true, true, true, true, false};
+  std::vector<std::vector<std::string>> rows{head};
+  for (const Result& r : results)
+    rows.push_back({std::string(to_string(r.type)), number(r.p), number(r.bandwidth), number(r.ce),
+                    number(r.ce_pow_p), std::to_string(r.n), std::to_string(r.k), bandwidth_rule(r)});
+  std::vector<std::size_t> width(head.size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      if (c) line += "  ";
+      line += right[c] ? pad + row[c] : (c + 1 == row.size() ? row[c] : row[c] + pad);
+    }
+    out << line << '\n';
+  }
+}
+
+}  // namespace ecekde::cli
