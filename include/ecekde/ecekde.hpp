@@ -9,4 +9,6 @@
 #include "ecekde/io.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/random.hpp"
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/temperature.hpp"

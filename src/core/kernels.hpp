@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace ecekde::detail {
@@ -43,6 +44,12 @@ struct TileKernels {
   void (*row_dots)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
                    std::size_t ldx, std::size_t depth, double* out);
 
+
+  /// For every centre c < cols and copy b < copies: acc[(b*classes + labels[c*copies + b])*16 + q] +=
+  /// wt[c*16 + q] for q < 16 (a tile of 16 rows, transposed). Used by the calibration test, where every
+  /// relabelled copy puts each centre's weight into a different class.
+  void (*label_scatter)(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
+                        std::size_t classes, double* acc);
 };
 
 /// The best kernels for this CPU, chosen on first use.

@@ -219,12 +219,26 @@ void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t co
   }
 }
 
+void label_scatter(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
+                   std::size_t classes, double* acc) {
+  for (std::size_t c = 0; c < cols; ++c) {
+    const v8 w0 = load(wt + c * 16), w1 = load(wt + c * 16 + W);
+    const std::uint16_t* lab = labels + c * copies;
+    for (std::size_t b = 0; b < copies; ++b) {
+      double* a = acc + (b * classes + lab[b]) * 16;
+      store(a, load(a) + w0);
+      store(a + W, load(a + W) + w1);
+    }
+  }
+}
+
 }  // namespace
 
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum, scale, row_dots};
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum, scale, row_dots,
+                     label_scatter};
 }
 
 }  // namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA)

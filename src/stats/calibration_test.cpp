@@ -1,0 +1,116 @@
+// Consistency-resampling calibration test. For ECE^KDE only the labels change between relabelled copies,
+// so all copies share the kernel weights of one sweep and each adds one add per pair.
+#include "ecekde/calibration_test.hpp"
+
+#include <algorithm>
+
+#include "core/estimators.hpp"
+#include "core/numeric.hpp"
+#include "core/text.hpp"
+#include "ecekde/random.hpp"
+#include "stats/replicates.hpp"
+
+namespace ecekde {
+
+namespace detail {
+namespace {
+
+void check_test(const CalibrationTestOptions& o) {
+  if (o.replicates < 1) fail("calibration test replicates must be at least 1, got 0");
+}
+
+// Label of row r drawn from its prediction (one column: Bernoulli(P(y = 1))).
+std::int64_t draw_label(const std::vector<double>& f, std::size_t k, std::size_t r, Rng& rng) {
+  if (k == 1) return rng.uniform() < f[r] ? 1 : 0;
+  return static_cast<std::int64_t>(rng.categorical(std::span<const double>(f.data() + r * k, k)));
+}
+
+double p_value(double statistic, const std::vector<double>& null_values) {
+  std::size_t at_least = 0;
+  for (double v : null_values) at_least += v >= statistic;
+  return static_cast<double>(1 + at_least) / static_cast<double>(null_values.size() + 1);
+}
+
+}  // namespace
+}  // namespace detail
+
+std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed, std::size_t replicate) {
+  const std::vector<double> f = detail::read_probabilities(probs, false);
+  Rng rng = Rng::stream(seed, replicate);
+  std::vector<std::int64_t> y(probs.rows());
+  for (std::size_t r = 0; r < y.size(); ++r) y[r] = detail::draw_label(f, probs.cols(), r, rng);
+  return y;
+}
+
+CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
+                                           const CalibrationTestOptions& test) {
+  detail::check_options(options);
+  detail::check_test(test);
+  const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+  const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;
+  if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
+  CalibrationTestResult out;
+  out.bandwidth = detail::start_result(options, in).bandwidth;
+  const double h = out.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
+
+  std::vector<std::uint16_t> drawn(n * B);  // input row r, copy b -> drawn[r*B + b]
+  for (std::size_t b = 0; b < B; ++b) {
+    Rng rng = Rng::stream(test.seed, b);
+    for (std::size_t r = 0; r < n; ++r) drawn[r * B + b] = static_cast<std::uint16_t>(detail::draw_label(in.pred.f, k, r, rng));
+  }
+
+  out.null_values.assign(B, 0.0);
+  for (std::size_t problem = 0; problem < in.problems.size(); ++problem) {
+    const detail::LabelledPoints& lp = in.problems[problem];
+    out.statistic += weight * detail::mean_error(lp, h, p, in.plan);
+    // each centre's class in each copy, in the problem's (sorted) order
+    std::vector<std::uint16_t> relabelled(n * B);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t r = lp.original[j];
+      const std::size_t top = options.type == CalibrationType::top_label ? detail::top_index(in.pred, r) : 0;
+      for (std::size_t b = 0; b < B; ++b) {
+        const std::uint16_t y = drawn[r * B + b];
+        std::uint16_t cls = y;
+        if (options.type == CalibrationType::top_label) cls = y == top;
+        if (options.type == CalibrationType::marginal) cls = y == problem;
+        relabelled[j * B + b] = cls;
+      }
+    }
+    const std::size_t L = lp.classes;
+    std::vector<double> offsets(n), contrib(n * B);
+    lp.points.centre_offsets(h, offsets);
+    auto finish = [&](std::size_t j, const double* acc, std::size_t stride) {
+      std::vector<double> num(L);
+      for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t c = 0; c < L; ++c) num[c] = acc[(b * L + c) * stride];
+        contrib[lp.original[j] * B + b] = detail::row_error(lp, j, num.data(), p);
+      }
+    };
+    detail::sweep(lp.points, in.plan,
+                  detail::RelabelledClassSums(L, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, finish));
+    std::vector<double> column(n);
+    for (std::size_t b = 0; b < B; ++b) {
+      for (std::size_t r = 0; r < n; ++r) column[r] = contrib[r * B + b];
+      out.null_values[b] += weight * detail::accurate_sum(column) / static_cast<double>(n);
+    }
+  }
+  out.p_value = detail::p_value(out.statistic, out.null_values);
+  return out;
+}
+
+CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
+                                       const std::function<double(ProbsView, LabelsView)>& statistic,
+                                       const CalibrationTestOptions& test, int threads) {
+  detail::check_test(test);
+  CalibrationTestResult out;
+  out.statistic = statistic(probs, labels);
+  out.null_values.assign(test.replicates, 0.0);
+  detail::parallel_for(test.replicates, threads, [&](std::size_t b, int) {
+    const std::vector<std::int64_t> y = consistency_labels(probs, test.seed, b);
+    out.null_values[b] = statistic(probs, LabelsView(y));
+  });
+  out.p_value = detail::p_value(out.statistic, out.null_values);
+  return out;
+}
+
+}  // namespace ecekde

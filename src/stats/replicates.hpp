@@ -1,0 +1,139 @@
+// Reductions that carry many replicates of an ECE^KDE estimate through one sweep: bootstrap resamples
+// (per-centre multiplicities) and relabelled copies (per-centre labels). The kernel weights are computed
+// once per pair; each replicate adds one multiply-add (bootstrap) or one add (relabelling) per pair.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "core/problems.hpp"
+#include "core/sweep.hpp"
+
+namespace ecekde::detail {
+
+/// Per row j, class c and replicate b: N^b_jc = sum_{i != j, y_i = c} mult[i*B + b] exp(s_ji - m_j), with
+/// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j) with N_j laid out
+/// [c*B + b] and self_score_j = s_jj (the row's own kernel, which copies in a resample would see).
+template <class Finish>
+class ReplicateClassSums {
+ public:
+  ReplicateClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets, double inv_h,
+                     const double* mult, std::size_t replicates, Finish finish)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)) {}
+
+  struct Scratch {
+    std::vector<OnlineMax> max;
+    std::vector<double> self, w, sums;  // rows;  rows x block;  rows x L x B
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    return {std::vector<OnlineMax>(rows), std::vector<double>(rows), std::vector<double>(rows * block),
+            std::vector<double>(rows * lp_.classes * B_)};
+  }
+
+  void begin(Scratch& s, std::size_t, std::size_t rows) const {
+    std::fill_n(s.max.begin(), rows, OnlineMax{});
+    std::fill_n(s.self.begin(), rows, -std::numeric_limits<double>::infinity());
+    std::fill_n(s.sums.begin(), rows * lp_.classes * B_, 0.0);
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    const std::size_t L = lp_.classes, col_end = col0 + cols;
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t skip = diagonal_in_block(row0 + q, col0, cols);
+      if (skip < cols) s.self[q] = offsets_[col0 + skip] + inv_h_ * dots[q * ld + skip];
+      double* w = s.w.data() + q * ld;
+      const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets_.data() + col0, inv_h_, cols, skip);
+      if (!step.any) {
+        std::fill_n(w, cols, 0.0);
+        continue;
+      }
+      if (step.factor != 1) kern_.scale(s.sums.data() + q * L * B_, L * B_, step.factor);
+    }
+    for (std::size_t c = lp_.label(col0); c < L && lp_.class_begin[c] < col_end; ++c) {
+      const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
+      if (lo < hi)
+        kern_.dot_add(s.w.data() + (lo - col0), ld, mult_ + lo * B_, B_, rows, B_, hi - lo, s.sums.data() + c * B_,
+                      L * B_);
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+    const std::size_t LB = lp_.classes * B_;
+    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.max[q].m, s.self[q], s.sums.data() + q * LB);
+  }
+
+ private:
+  const LabelledPoints& lp_;
+  const TileKernels& kern_;
+  std::span<const double> offsets_;
+  double inv_h_;
+  const double* mult_;
+  std::size_t B_;
+  Finish finish_;
+};
+
+/// Per row j and relabelled copy b: N^b_jc = sum_{i != j, label_b(i) = c} exp(s_ji - m_j), where
+/// labels[i*B + b] is centre i's class in copy b. Calls finish(j, acc, stride) with
+/// N^b_jc = acc[(b*L + c) * stride].
+template <class Finish>
+class RelabelledClassSums {
+ public:
+  static constexpr std::size_t R = kRowTile;  // rows per tile, as label_scatter expects
+  static_assert(R == 16, "label_scatter works on tiles of 16 rows");
+
+  RelabelledClassSums(std::size_t classes, const TileKernels& kern, std::span<const double> offsets, double inv_h,
+                      const std::uint16_t* labels, std::size_t copies, Finish finish)
+      : L_(classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
+        finish_(std::move(finish)) {}
+
+  struct Scratch {
+    std::vector<OnlineMax> max;
+    std::vector<double> w, wt, acc;  // R x block;  block x R;  B x L x R
+  };
+
+  Scratch scratch(std::size_t, std::size_t block) const {
+    return {std::vector<OnlineMax>(R), std::vector<double>(R * block), std::vector<double>(block * R),
+            std::vector<double>(B_ * L_ * R)};
+  }
+
+  void begin(Scratch& s, std::size_t, std::size_t) const {
+    std::fill(s.max.begin(), s.max.end(), OnlineMax{});
+    std::fill(s.acc.begin(), s.acc.end(), 0.0);
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    std::fill_n(s.wt.begin(), cols * R, 0.0);
+    for (std::size_t q = 0; q < rows; ++q) {
+      double* w = s.w.data() + q * ld;
+      const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets_.data() + col0, inv_h_, cols,
+                                         diagonal_in_block(row0 + q, col0, cols));
+      if (!step.any) continue;
+      if (step.factor != 1)
+        for (std::size_t i = q; i < s.acc.size(); i += R) s.acc[i] *= step.factor;
+      for (std::size_t c = 0; c < cols; ++c) s.wt[c * R + q] = w[c];
+    }
+    kern_.label_scatter(s.wt.data(), cols, labels_ + col0 * B_, B_, L_, s.acc.data());
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.acc.data() + q, R);
+  }
+
+ private:
+  std::size_t L_;
+  const TileKernels& kern_;
+  std::span<const double> offsets_;
+  double inv_h_;
+  const std::uint16_t* labels_;
+  std::size_t B_;
+  Finish finish_;
+};
+
+}  // namespace ecekde::detail
