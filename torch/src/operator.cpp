@@ -1,0 +1,196 @@
+// The ECE^KDE autograd operator: tensors in, the core's estimate and analytic gradient out. The only
+// translation unit that includes LibTorch's heavy headers (they compile slowly).
+#include "ecekde/torch.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/Functions.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include "core/inputs.hpp"
+#include "ecekde/error.hpp"
+#include "ecekde/gradient.hpp"
+
+namespace ecekde::torch {
+
+namespace {
+
+using ::torch::autograd::AutogradContext;
+using ::torch::autograd::variable_list;
+
+// Runs a core call, turning ecekde::Error into c10::Error (Python: RuntimeError) with the same text.
+template <class Call>
+auto translate_errors(Call&& call) {
+  try {
+    return call();
+  } catch (const ecekde::Error& e) {
+    C10_THROW_ERROR(Error, e.what());
+  }
+}
+
+ProbsView probs_view(const at::Tensor& probs) {
+  TORCH_CHECK(probs.defined(), "probs is an undefined tensor");
+  TORCH_CHECK(probs.device().is_cpu(), "probs must be a CPU tensor, got device ", probs.device());
+  TORCH_CHECK(probs.layout() == at::kStrided, "probs must be a dense (strided) tensor, got layout ",
+              probs.layout());
+  TORCH_CHECK(probs.dim() == 1 || probs.dim() == 2,
+              "probs must be an n x K matrix (or a vector of n values P(y = 1)), got ", probs.dim(),
+              " dimensions");
+  const auto rows = static_cast<std::size_t>(probs.size(0));
+  const auto cols = static_cast<std::size_t>(probs.dim() == 2 ? probs.size(1) : 1);
+  const std::ptrdiff_t row_stride = probs.stride(0), col_stride = probs.dim() == 2 ? probs.stride(1) : 1;
+  switch (probs.scalar_type()) {
+    case at::kDouble: return ProbsView(probs.data_ptr<double>(), rows, cols, row_stride, col_stride);
+    case at::kFloat: return ProbsView(probs.data_ptr<float>(), rows, cols, row_stride, col_stride);
+    default: TORCH_CHECK(false, "probs must be a float32 or float64 tensor, got ", probs.scalar_type());
+  }
+}
+
+LabelsView labels_view(const at::Tensor& labels) {
+  TORCH_CHECK(labels.defined(), "labels is an undefined tensor");
+  TORCH_CHECK(labels.device().is_cpu(), "labels must be a CPU tensor, got device ", labels.device());
+  TORCH_CHECK(labels.layout() == at::kStrided, "labels must be a dense (strided) tensor, got layout ",
+              labels.layout());
+  TORCH_CHECK(labels.dim() == 1, "labels must be a 1-D tensor of class indices, got ", labels.dim(),
+              " dimensions");
+  const auto n = static_cast<std::size_t>(labels.size(0));
+  switch (labels.scalar_type()) {
+    case at::kLong: return LabelsView(labels.data_ptr<std::int64_t>(), n, labels.stride(0));
+    case at::kInt: return LabelsView(labels.data_ptr<std::int32_t>(), n, labels.stride(0));
+    default: TORCH_CHECK(false, "labels must be an int64 or int32 tensor, got ", labels.scalar_type());
+  }
+}
+
+EstimateOptions estimate_options(const CalibrationErrorOptions& o) {
+  EstimateOptions e;
+  e.type = o.type;
+  e.p = o.p;
+  e.bandwidth = o.bandwidth;
+  e.bandwidth_selection = o.bandwidth_selection;
+  e.execution.threads = o.threads;
+  return e;
+}
+
+// A 0-d tensor of probs' dtype holding CE_p^p or CE_p.
+at::Tensor value_tensor(const Result& r, const CalibrationErrorOptions& o, const at::Tensor& probs) {
+  return at::scalar_tensor(o.root ? r.ce : r.ce_pow_p, at::TensorOptions().dtype(probs.scalar_type()));
+}
+
+// The core's row-major gradient as a tensor shaped like probs (no copy in double precision).
+at::Tensor gradient_tensor(std::vector<double>&& grad, const at::Tensor& probs) {
+  auto owner = std::make_unique<std::vector<double>>(std::move(grad));
+  double* data = owner->data();
+  at::Tensor g = at::from_blob(data, probs.sizes(), [keep = owner.get()](void*) { delete keep; },
+                               at::TensorOptions().dtype(at::kDouble));
+  owner.release();  // now owned by g's deleter
+  return probs.scalar_type() == at::kDouble ? g : g.to(probs.scalar_type());
+}
+
+// Identity whose backward refuses: marks the gradient of calibration_error as not differentiable again
+// (the saved gradient is a constant, so a second derivative through it would be silently wrong).
+struct FirstOrderOnly : ::torch::autograd::Function<FirstOrderOnly> {
+  static at::Tensor forward(AutogradContext*, const at::Tensor& grad) { return grad.clone(); }
+  static variable_list backward(AutogradContext*, const variable_list&) {
+    TORCH_CHECK(false, "ecekde calibration_error: second derivatives are not implemented");
+  }
+};
+
+// Forward computes the estimate and its gradient in one call to the core; backward scales the saved
+// gradient by the incoming one.
+struct CalibrationErrorFunction : ::torch::autograd::Function<CalibrationErrorFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& probs, const at::Tensor& labels,
+                            const CalibrationErrorOptions& options) {
+    GradientResult r = translate_errors(
+        [&] { return estimate_with_gradient(probs_view(probs), labels_view(labels), estimate_options(options)); });
+    ctx->saved_data["grad"] = gradient_tensor(std::move(options.root ? r.grad_ce : r.grad_ce_pow_p), probs);
+    return value_tensor(r.result, options, probs);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    at::Tensor grad = ctx->saved_data["grad"].toTensor().mul(grad_outputs[0]);
+    if (::torch::autograd::GradMode::is_enabled())  // create_graph: make a later differentiation fail loudly
+      grad = FirstOrderOnly::apply(grad.detach().requires_grad_());
+    return {grad, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor calibration_error(const at::Tensor& probs, const at::Tensor& labels,
+                             const CalibrationErrorOptions& options) {
+  if (::torch::autograd::GradMode::is_enabled() && probs.defined() && probs.requires_grad())
+    return CalibrationErrorFunction::apply(probs, labels, options);
+  const Result r = translate_errors(
+      [&] { return estimate(probs_view(probs), labels_view(labels), estimate_options(options)); });
+  return value_tensor(r, options, probs);
+}
+
+double select_bandwidth(const at::Tensor& probs, const CalibrationErrorOptions& options) {
+  return translate_errors([&] {
+    if (options.bandwidth) {
+      detail::check_bandwidth(*options.bandwidth);
+      return *options.bandwidth;
+    }
+    ExecutionOptions execution;
+    execution.threads = options.threads;
+    return ecekde::select_bandwidth(probs_view(probs), options.type, options.bandwidth_selection, execution)
+        .bandwidth;
+  });
+}
+
+}  // namespace ecekde::torch
+
+// The dispatcher registration: torch.ops.ecekde.calibration_error / select_bandwidth in Python (after
+// torch.ops.load_library), or c10::Dispatcher in C++. The kernels are CompositeImplicitAutograd: they run
+// above the autograd key, so the autograd Function above records the graph.
+namespace ecekde::torch {
+
+namespace {
+
+CalibrationErrorOptions op_options(c10::string_view type, int64_t threads, c10::string_view criterion) {
+  TORCH_CHECK(threads >= INT_MIN && threads <= INT_MAX, "threads must be >= 0 (0 = all cores), got ", threads);
+  CalibrationErrorOptions o;
+  translate_errors([&] {
+    o.type = parse_calibration_type(std::string_view(type.data(), type.size()));
+    o.bandwidth_selection.criterion = parse_bandwidth_criterion(std::string_view(criterion.data(), criterion.size()));
+    return 0;
+  });
+  o.threads = static_cast<int>(threads);
+  return o;
+}
+
+at::Tensor calibration_error_op(const at::Tensor& probs, const at::Tensor& labels, c10::string_view type,
+                                double p, c10::optional<double> bandwidth, bool root, int64_t threads,
+                                c10::string_view bandwidth_criterion) {
+  CalibrationErrorOptions o = op_options(type, threads, bandwidth_criterion);
+  o.p = p;
+  if (bandwidth) o.bandwidth = *bandwidth;
+  o.root = root;
+  return calibration_error(probs, labels, o);
+}
+
+double select_bandwidth_op(const at::Tensor& probs, c10::string_view type, int64_t threads,
+                           c10::string_view bandwidth_criterion) {
+  return select_bandwidth(probs, op_options(type, threads, bandwidth_criterion));
+}
+
+}  // namespace
+
+}  // namespace ecekde::torch
+
+TORCH_LIBRARY(ecekde, m) {
+  m.def("calibration_error(Tensor probs, Tensor labels, str type=\"canonical\", float p=1., "
+        "float? bandwidth=None, bool root=False, int threads=0, "
+        "str bandwidth_criterion=\"loo-likelihood\") -> Tensor",
+        &ecekde::torch::calibration_error_op);
+  m.def("select_bandwidth(Tensor probs, str type=\"canonical\", int threads=0, "
+        "str bandwidth_criterion=\"loo-likelihood\") -> float",
+        &ecekde::torch::select_bandwidth_op);
+}
