@@ -1,0 +1,152 @@
+// Throughput (kernel pairs per second) and peak heap memory of the estimators, the bandwidth selection,
+// the gradient, the bootstrap and the calibration test. Run: make bench, or
+//   build/bench/ecekde_bench --benchmark_filter=... --benchmark_repetitions=5
+// Sizes follow issue 2: n in {1k, 4k, 16k, 64k}, K in {2, 10, 100}; the largest marginal and bandwidth
+// cases are left out of the default list (minutes each on 2 cores) and noted in docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
+#include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
+#include "ecekde/random.hpp"
+#include "heap_tracker.hpp"
+
+namespace {
+
+struct Predictions {
+  std::size_t n, k;
+  std::vector<double> f;
+  std::vector<std::int64_t> y;
+  ecekde::ProbsView probs() const { return ecekde::ProbsView::row_major(f.data(), n, k); }
+  ecekde::LabelsView labels() const { return ecekde::LabelsView(y); }
+};
+
+// Softmax of N(0, 2^2) logits, labels from a tempered version (a mildly overconfident model). Built
+// once per size and reused, so data generation is not timed.
+const Predictions& data(std::size_t n, std::size_t k) {
+  static std::map<std::pair<std::size_t, std::size_t>, Predictions> cache;
+  auto [it, fresh] = cache.try_emplace({n, k});
+  Predictions& d = it->second;
+  if (fresh) {
+    ecekde::Rng rng(n * 131 + k);
+    d.n = n;
+    d.k = k;
+    d.f.resize(n * k);
+    d.y.resize(n);
+    std::vector<double> z(k), t(k);
+    for (std::size_t r = 0; r < n; ++r) {
+      double s = 0, st = 0;
+      for (std::size_t c = 0; c < k; ++c) {
+        z[c] = 2 * rng.normal();
+        s += (d.f[r * k + c] = std::exp(z[c]));
+        st += (t[c] = std::exp(z[c] / 1.5));
+      }
+      for (std::size_t c = 0; c < k; ++c) {
+        d.f[r * k + c] /= s;
+        t[c] /= st;
+      }
+      d.y[r] = static_cast<std::int64_t>(rng.categorical(t));
+    }
+  }
+  return d;
+}
+
+ecekde::EstimateOptions options(ecekde::CalibrationType type, int threads) {
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.bandwidth = 0.01;
+  o.execution.threads = threads;
+  return o;
+}
+
+void pairs_counter(benchmark::State& state, double pairs_per_iteration) {
+  state.counters["pairs_per_s"] =
+      benchmark::Counter(pairs_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_Estimate(benchmark::State& state, ecekde::CalibrationType type) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  const auto o = options(type, static_cast<int>(state.range(2)));
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
+  const double problems = type == ecekde::CalibrationType::marginal ? static_cast<double>(d.k) : 1.0;
+  pairs_counter(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+}
+
+void BM_Bandwidth(benchmark::State& state) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  ecekde::ExecutionOptions e;
+  e.threads = static_cast<int>(state.range(2));
+  std::size_t evaluations = 0;
+  for (auto _ : state) {
+    const auto s = ecekde::select_bandwidth(d.probs(), ecekde::CalibrationType::canonical, {}, e);
+    evaluations = s.grid.size() + s.refined_grid.size();
+    benchmark::DoNotOptimize(s.bandwidth);
+  }
+  state.counters["bandwidths"] = static_cast<double>(evaluations);
+  pairs_counter(state, static_cast<double>(evaluations) * static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+}
+
+void BM_Gradient(benchmark::State& state) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate_with_gradient(d.probs(), d.labels(), o).result.ce);
+  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+}
+
+void BM_Bootstrap(benchmark::State& state) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
+  ecekde::BootstrapOptions b;
+  b.replicates = 100;
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::bootstrap_kde(d.probs(), d.labels(), o, b).ce.upper);
+  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+}
+
+void BM_CalibrationTest(benchmark::State& state) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
+  ecekde::CalibrationTestOptions t;
+  t.replicates = 100;
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::calibration_test_kde(d.probs(), d.labels(), o, t).p_value);
+  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+}
+
+void sizes(benchmark::internal::Benchmark* b, std::initializer_list<long> ns, std::initializer_list<long> ks,
+           long max_pairs_k = 1L << 62) {
+  for (long n : ns)
+    for (long k : ks)
+      if (n * n / 1000 * k / 1000 <= max_pairs_k) b->Args({n, k, 2});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_Estimate, canonical, ecekde::CalibrationType::canonical)
+    ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}); });
+BENCHMARK_CAPTURE(BM_Estimate, marginal, ecekde::CalibrationType::marginal)
+    ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
+BENCHMARK_CAPTURE(BM_Estimate, top_label, ecekde::CalibrationType::top_label)
+    ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}); });
+BENCHMARK(BM_Bandwidth)->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
+// Canonical, K = 10, n = 8000, 2 threads: the issue's headline target (>= 1 G pairs/s). 1 thread for the ratio.
+BENCHMARK_CAPTURE(BM_Estimate, target, ecekde::CalibrationType::canonical)
+    ->Args({8000, 10, 1})->Args({8000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Gradient)->Args({8000, 10, 2})->Args({8000, 100, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+// Issue 4: B = 100 bootstrap and calibration test at n = 10,000, K = 10, against one estimate.
+BENCHMARK_CAPTURE(BM_Estimate, resampling_base, ecekde::CalibrationType::canonical)
+    ->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Bootstrap)->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrationTest)->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+int main(int argc, char** argv) {
+  bench::install_heap_tracker();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
