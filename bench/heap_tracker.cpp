@@ -37,9 +37,10 @@ class HeapTracker : public benchmark::MemoryManager {
     peak_bytes.store(base_);
     allocations_ = allocations.load();
   }
-  void Stop(Result& result) override {
-    result.max_bytes_used = peak_bytes.load() - base_;
-    result.num_allocs = allocations.load() - allocations_;
+  // Google Benchmark 1.7 still declares the pointer form pure; the reference form forwards to it.
+  void Stop(Result* result) override {
+    result->max_bytes_used = peak_bytes.load() - base_;
+    result->num_allocs = allocations.load() - allocations_;
   }
 
  private:
