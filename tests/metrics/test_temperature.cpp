@@ -75,6 +75,12 @@ TEST(Temperature, AgreesWithBruteForceGrid) {
   EXPECT_NEAR(f.nll_at_one, metrics_oracle::nll(d.z, d.k, d.y, 1.0), 1e-14);
   EXPECT_LE(f.nll, f.nll_at_one);
   EXPECT_LT(f.iterations, 30);
+  // Converged to the stationary point, not merely near it: the oracle's slope in log T vanishes to the
+  // rounding of its central difference (about eps L / delta = 2e-11).
+  const double delta = 1e-5, u = std::log(f.temperature);
+  const double slope = (metrics_oracle::nll(d.z, d.k, d.y, std::exp(u + delta)) -
+                        metrics_oracle::nll(d.z, d.k, d.y, std::exp(u - delta))) / (2 * delta);
+  EXPECT_LT(std::fabs(slope), 1e-9);
 }
 
 TEST(Temperature, LogProbabilitiesGiveTheSameFit) {
