@@ -93,10 +93,13 @@ at::Tensor gradient_tensor(std::vector<double>&& grad, const at::Tensor& probs) 
   return probs.scalar_type() == at::kDouble ? g : g.to(probs.scalar_type());
 }
 
-// Identity whose backward refuses: marks the gradient of calibration_error as not differentiable again
-// (the saved gradient is a constant, so a second derivative through it would be silently wrong).
+// Identity on `grad` whose backward refuses. calibration_error's gradient is a constant saved by forward,
+// so differentiating it again would silently give 0; under create_graph its backward returns this node,
+// connected to probs (and the incoming gradient) so that any later differentiation reaches it and fails.
 struct FirstOrderOnly : ::torch::autograd::Function<FirstOrderOnly> {
-  static at::Tensor forward(AutogradContext*, const at::Tensor& grad) { return grad.clone(); }
+  static at::Tensor forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& /*probs*/) {
+    return grad.clone();
+  }
   static variable_list backward(AutogradContext*, const variable_list&) {
     TORCH_CHECK(false, "ecekde calibration_error: second derivatives are not implemented");
   }
@@ -110,13 +113,14 @@ struct CalibrationErrorFunction : ::torch::autograd::Function<CalibrationErrorFu
     GradientResult r = translate_errors(
         [&] { return estimate_with_gradient(probs_view(probs), labels_view(labels), estimate_options(options)); });
     ctx->saved_data["grad"] = gradient_tensor(std::move(options.root ? r.grad_ce : r.grad_ce_pow_p), probs);
+    ctx->save_for_backward({probs});  // only read under create_graph (FirstOrderOnly)
     return value_tensor(r.result, options, probs);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     at::Tensor grad = ctx->saved_data["grad"].toTensor().mul(grad_outputs[0]);
-    if (::torch::autograd::GradMode::is_enabled())  // create_graph: make a later differentiation fail loudly
-      grad = FirstOrderOnly::apply(grad.detach().requires_grad_());
+    if (::torch::autograd::GradMode::is_enabled())  // create_graph
+      grad = FirstOrderOnly::apply(grad, ctx->get_saved_variables()[0]);
     return {grad, at::Tensor(), at::Tensor()};
   }
 };
