@@ -27,16 +27,27 @@ struct Output {
   std::string out, err;
 };
 
+// s in single quotes for the shell.
 std::string quoted(const std::string& s) {
   std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  q += '\'';
+  return q;
 }
 
 // Runs `program args...` with stdout and stderr captured in files of `dir`.
 Output run_program(const testfiles::ScratchDir& dir, const std::string& program, const std::vector<std::string>& args) {
   std::string command = quoted(program);
-  for (const auto& a : args) command += " " + quoted(a);
+  for (const auto& a : args) {
+    command += ' ';
+    command += quoted(a);
+  }
   const std::string out = dir.path("stdout.txt"), err = dir.path("stderr.txt");
   command += " >";
   command += quoted(out);
