@@ -19,8 +19,8 @@ struct Predictions {
   double operator()(std::size_t r, std::size_t c) const { return f[r * k + c]; }
 };
 
-/// Checks and converts probabilities: finite, non-negative, rows summing to 1 within 1e-6 (or rescaled
-/// when renormalize), or one column of values in [0, 1]. At least 2 rows and 1 column.
+/// Checks and converts probabilities: finite, non-negative, rows summing to 1 within row_sum_tolerance
+/// (or rescaled when renormalize), or one column of values in [0, 1]. At least 2 rows and 1 column.
 std::vector<double> read_probabilities(ProbsView probs, bool renormalize);
 
 /// Checks that probs and labels agree in length and that labels are in [0, classes).
@@ -33,7 +33,11 @@ Predictions read_predictions(ProbsView probs, LabelsView labels, bool renormaliz
 void check_p(double p);
 void check_bandwidth(double h);
 
-/// Tolerance on |row sum - 1|.
+/// Tolerance on |row sum - 1| for float64 input.
 inline constexpr double kRowSumTolerance = 1e-6;
+
+/// The tolerance applied to `probs`: kRowSumTolerance, or max(1e-6, K * 2^-24) for float32 input, whose
+/// entries each carry up to 2^-24 relative rounding.
+double row_sum_tolerance(ProbsView probs);
 
 }  // namespace ecekde::detail

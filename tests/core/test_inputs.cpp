@@ -1,0 +1,141 @@
+// Every kind of bad input gets a clear one-line error naming what is wrong; the exact messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ecekde/error.hpp"
+#include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+
+std::string error_of(const std::vector<double>& f, std::size_t k, const std::vector<std::int64_t>& y,
+                     ecekde::EstimateOptions o = {}) {
+  if (!o.bandwidth) o.bandwidth = 0.1;
+  try {
+    ecekde::estimate(ecekde::ProbsView::row_major(f.data(), k == 0 ? 0 : f.size() / k, k), ecekde::LabelsView(y), o);
+  } catch (const ecekde::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const std::vector<double> good = {0.5, 0.5, 0.2, 0.8, 0.9, 0.1};
+const std::vector<std::int64_t> labels = {0, 1, 0};
+
+TEST(Inputs, ExactMessages) {
+  EXPECT_EQ(error_of(good, 2, {0, 1}), "labels has 2 entries but probs has 3 rows");
+  EXPECT_EQ(error_of({0.5, 0.5}, 2, {0}), "need at least 2 samples, got 1");
+  EXPECT_EQ(error_of({0.5, NAN, 0.2, 0.8}, 2, {0, 1}), "probs row 0, column 1: value nan is not finite");
+  EXPECT_EQ(error_of({0.5, 0.5, INFINITY, 0.8}, 2, {0, 1}), "probs row 1, column 0: value inf is not finite");
+  EXPECT_EQ(error_of({0.5, 0.5, -0.25, 1.25}, 2, {0, 1}), "probs row 1, column 0: value -0.25 is negative");
+  EXPECT_EQ(error_of({0.5, 0.5, 0.25, 0.7}, 2, {0, 1}),
+            "probs row 1 sums to 0.95, not 1 (tolerance 1e-06); use renormalize to rescale rows");
+  EXPECT_EQ(error_of(good, 2, {0, 2, 0}), "labels row 1: value 2 is outside [0, 2)");
+  EXPECT_EQ(error_of(good, 2, {0, -1, 0}), "labels row 1: value -1 is outside [0, 2)");
+  ecekde::EstimateOptions o;
+  o.type = CalibrationType::canonical;
+  EXPECT_EQ(error_of({0.2, 0.7}, 1, {0, 1}, o), "type canonical needs at least 2 classes, probs has 1 column");
+  o.type = CalibrationType::marginal;
+  EXPECT_EQ(error_of({0.2, 0.7}, 1, {0, 1}, o), "type marginal needs at least 2 classes, probs has 1 column");
+  o.type = CalibrationType::binary;
+  EXPECT_EQ(error_of({0.2, 0.7, 0.1, 0.3, 0.3, 0.4}, 3, {0, 1}, o),
+            "type binary needs 1 column (P(y = 1)) or 2 columns, probs has 3 columns");
+  EXPECT_EQ(error_of({0.2, 1.5}, 1, {0, 1}, o), "probs row 1: value 1.5 is above 1 (one column holds P(y = 1))");
+  EXPECT_EQ(error_of({0.2, 0.5}, 1, {0, 2}, o), "labels row 1: value 2 is outside [0, 2)");
+  o = {};
+  for (double h : {0.0, -1.0, double(NAN), double(INFINITY)}) {
+    o.bandwidth = h;
+    EXPECT_EQ(error_of(good, 2, labels, o), "bandwidth must be a finite number > 0, got " +
+                                                std::string(std::isnan(h) ? "nan" : h == INFINITY ? "inf" : h == 0 ? "0" : "-1"));
+  }
+  o = {};
+  for (double p : {0.5, double(NAN), -double(INFINITY)}) {
+    o.p = p;
+    EXPECT_EQ(error_of(good, 2, labels, o), "p must be a finite number >= 1, got " +
+                                                std::string(std::isnan(p) ? "nan" : p == 0.5 ? "0.5" : "-inf"));
+  }
+  o = {};
+  o.execution.threads = -2;
+  EXPECT_EQ(error_of(good, 2, labels, o), "threads must be >= 0 (0 = all cores), got -2");
+  o = {};
+  o.execution.isa = "sse9";
+  EXPECT_EQ(error_of(good, 2, labels, o), "unknown kernel variant 'sse9' (expected avx512, avx2 or baseline)");
+  o = {};
+  o.bandwidth_selection.grid = {0.1, -0.2};
+  o.bandwidth.reset();
+  try {
+    ecekde::estimate(ecekde::ProbsView::row_major(good.data(), 3, 2), ecekde::LabelsView(labels), o);
+    FAIL();
+  } catch (const ecekde::Error& e) {
+    EXPECT_STREQ(e.what(), "bandwidth grid values must be finite numbers > 0, got -0.2");
+  }
+  EXPECT_THROW(ecekde::parse_calibration_type("foo"), ecekde::Error);
+  try {
+    ecekde::parse_calibration_type("foo");
+  } catch (const ecekde::Error& e) {
+    EXPECT_STREQ(e.what(), "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
+  }
+}
+
+TEST(Inputs, RenormalizeRescalesRowsAndRejectsZeroRows) {
+  const std::vector<double> scaled = {1.0, 1.0, 0.4, 1.6, 1.8, 0.2};  // 2 x good
+  ecekde::EstimateOptions o;
+  o.bandwidth = 0.1;
+  o.renormalize = true;
+  const auto a = ecekde::estimate(ecekde::ProbsView::row_major(scaled.data(), 3, 2), ecekde::LabelsView(labels), o);
+  const auto b = ecekde::estimate(ecekde::ProbsView::row_major(good.data(), 3, 2), ecekde::LabelsView(labels), o);
+  EXPECT_EQ(a.ce_pow_p, b.ce_pow_p);
+  EXPECT_EQ(error_of({0.0, 0.0, 0.4, 0.6}, 2, {0, 1}, o), "probs row 0 sums to 0 and cannot be renormalized");
+}
+
+// float32 input: the tolerance grows with K (each entry rounds by up to 2^-24); float64 stays at 1e-6.
+TEST(Inputs, Float32RowSumToleranceScalesWithClasses) {
+  const std::size_t k = 200;
+  std::vector<float> f(2 * k, 1.0f / k);
+  f[0] += 4e-6f;  // off by 4e-6: accepted for float32 with K = 200 (tolerance 200 * 2^-24 = 1.19e-5)
+  std::vector<std::int64_t> y = {0, 1};
+  ecekde::EstimateOptions o;
+  o.bandwidth = 0.1;
+  EXPECT_NO_THROW(ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 2, k), ecekde::LabelsView(y), o));
+  std::vector<double> d(f.begin(), f.end());
+  try {
+    ecekde::estimate(ecekde::ProbsView::row_major(d.data(), 2, k), ecekde::LabelsView(y), o);
+    FAIL();
+  } catch (const ecekde::Error& e) {
+    EXPECT_EQ(std::string(e.what()).substr(0, 27), "probs row 0 sums to 1.00000") << e.what();
+    EXPECT_NE(std::string(e.what()).find("(tolerance 1e-06)"), std::string::npos) << e.what();
+  }
+}
+
+// Probabilities of exactly 0 and 1 and extreme bandwidths give finite values (documented rule).
+TEST(Inputs, ZerosOnesAndExtremeBandwidthsAreFinite) {
+  const std::vector<double> f = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0.5, 0.5, 0, 0, 0, 1};
+  const std::vector<std::int64_t> y = {0, 1, 2, 1, 0, 2};
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+    for (double h : {1e-6, 1e-3, 1.0, 10.0}) {
+      ecekde::EstimateOptions o;
+      o.type = type;
+      o.bandwidth = h;
+      const auto r = ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 6, 3), ecekde::LabelsView(y), o);
+      EXPECT_TRUE(std::isfinite(r.ce_pow_p)) << to_string(type) << " h=" << h;
+      EXPECT_TRUE(std::isfinite(r.ce));
+    }
+  const std::vector<double> p = {0, 1, 1, 0, 0.5};
+  const std::vector<std::int64_t> yb = {0, 1, 0, 1, 1};
+  ecekde::EstimateOptions o;
+  o.type = CalibrationType::binary;
+  o.bandwidth = 1e-6;
+  EXPECT_TRUE(std::isfinite(
+      ecekde::estimate(ecekde::ProbsView::column(std::span<const double>(p)), ecekde::LabelsView(yb), o).ce));
+  o.bandwidth.reset();  // automatic selection on one-hot rows too
+  const auto r = ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 6, 3), ecekde::LabelsView(y), {});
+  EXPECT_TRUE(std::isfinite(r.ce) && std::isfinite(r.bandwidth));
+}
+
+}  // namespace
