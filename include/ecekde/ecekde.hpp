@@ -10,6 +10,7 @@
 #include "ecekde/io.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/random.hpp"
+#include "ecekde/synthetic.hpp"
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/temperature.hpp"
