@@ -1,5 +1,6 @@
 // Probabilities and labels from .npy and .csv files, as views over buffers the results own.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -98,7 +99,8 @@ Labels labels_from(const CsvTable& table, std::optional<std::size_t> column) {
   if (!column && table.cols != 1)
     fail_with(table.path, ": labels must be one column, the file has ", table.cols, " columns");
   const std::size_t c = column.value_or(0);
-  ECEKDE_ASSERT(c < table.cols);
+  if (c >= table.cols)
+    fail_with(table.path, ": label column ", c, " is out of range (the file has ", table.cols, " columns)");
   if (const auto& bad = table.first_non_integer[c]) {
     const std::string where = table.cols == 1 ? "" : concat(", ", table.column_label(c));
     fail_with(table.path, " line ", bad->line, where, ": '", bad->text, "' is not an integer label");
@@ -146,12 +148,10 @@ std::size_t find_label_column(const CsvTable& t, std::string_view name) {
     return static_cast<std::size_t>(named - t.names.begin());
   }
   const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (digits) {
+  if (digits) {  // an index; labels_from() checks its range
     std::size_t index = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), index);
-    if (ec != std::errc() || index >= t.cols)
-      fail_with(t.path, ": label column ", name, " is out of range (the file has ", t.cols, " columns)");
-    return index;
+    return ec == std::errc() ? index : std::numeric_limits<std::size_t>::max();
   }
   if (!t.has_header())
     fail_with(t.path, ": no column named '", name,
@@ -167,10 +167,10 @@ Predictions read_predictions_csv(const std::string& path, std::string_view label
   if (!detail::has_extension(path, ".csv")) fail_with(path, ": expected a .csv file");
   const CsvTable t = read_csv(path);
   const std::size_t label = find_label_column(t, label_column);
-  if (t.cols < 2)
-    fail_with(path, ": needs a label column and at least one probability column, the file has 1 column");
   Predictions p;
   p.labels = labels_from(t, label);
+  if (t.cols < 2)
+    fail_with(path, ": needs a label column and at least one probability column, the file has 1 column");
   const std::size_t k = t.cols - 1;
   auto probs = std::make_shared<std::vector<double>>();
   probs->reserve(t.rows * k);

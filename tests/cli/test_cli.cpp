@@ -448,8 +448,10 @@ TEST(Cli, ExampleDataIsReproducible) {
   EXPECT_EQ(testfiles::slurp(dir.path("p.npy")), testfiles::slurp(examples + "/synthetic_probs.npy"));
   EXPECT_EQ(testfiles::slurp(dir.path("y.npy")), testfiles::slurp(examples + "/synthetic_labels.npy"));
 
+  // A fixed bandwidth keeps this quick under the sanitizers; automatic selection is tested above.
   const Output run = ecekde_cli(dir, {"estimate", "--probs", examples + "/synthetic_probs.npy", "--labels",
-                                      examples + "/synthetic_labels.npy", "--type", "all", "--json"});
+                                      examples + "/synthetic_labels.npy", "--type", "all", "--bandwidth", "0.01",
+                                      "--json"});
   const json results = parse_results(run);
   ASSERT_EQ(results.size(), 3u);
   for (const auto& r : results) {
