@@ -15,12 +15,14 @@ namespace ecekde::detail {
 /// Per row j and class c: N_jc = sum_{i != j, y_i = c} exp(s_ji - m_j), with m_j the row's largest
 /// score s_ji = a_i + d_ji / h. Calls finish(j, m_j, N_j) once per row (N_j: `classes` values), from the
 /// worker that owns row j. Centres are sorted by label, so each class is a contiguous run of a tile.
+/// With leave_one_out false (rows are other points than the centres) no pair is excluded.
 template <class Finish>
 class ClassSums {
  public:
   ClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets,
-            double inv_h, Finish finish)
-      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), finish_(std::move(finish)) {}
+            double inv_h, Finish finish, bool leave_one_out = true)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), finish_(std::move(finish)),
+        leave_one_out_(leave_one_out) {}
 
   struct Scratch {
     std::vector<OnlineMax> max;
@@ -41,8 +43,9 @@ class ClassSums {
     const std::size_t L = lp_.classes, col_end = col0 + cols;
     const std::size_t first = lp_.label(col0);
     for (std::size_t q = 0; q < rows; ++q) {
-      const auto step = s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_,
-                                         cols, diagonal_in_block(row0 + q, col0, cols));
+      const std::size_t skip = leave_one_out_ ? diagonal_in_block(row0 + q, col0, cols) : cols;
+      const auto step =
+          s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_, cols, skip);
       if (!step.any) continue;
       double* acc = s.sums.data() + q * L;
       if (step.factor != 1)
@@ -64,6 +67,7 @@ class ClassSums {
   std::span<const double> offsets_;
   double inv_h_;
   Finish finish_;
+  bool leave_one_out_;
 };
 
 /// Per row j and each of several bandwidths h: log sum_{i != j} k_h(x_j; x_i), sharing the dot products

@@ -13,6 +13,7 @@
 
 #include "core/kernels.hpp"
 #include "core/parallel.hpp"
+#include "core/text.hpp"
 
 namespace ecekde {
 struct ExecutionOptions;
@@ -55,7 +56,8 @@ struct SweepPlan {
 /// Rows of a task are processed this many at a time against each centre block.
 inline constexpr std::size_t kRowTile = 16;
 
-/// Walks all (row, centre) pairs. The Reducer provides
+/// Walks all (row, centre) pairs: rows are evaluation points (their log_x is used), centres the kernel
+/// centres (their x_t). The Reducer provides
 ///   struct Scratch;                                       per-worker state
 ///   Scratch scratch(std::size_t row_tile, std::size_t block) const;   makes one
 ///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
@@ -63,10 +65,12 @@ inline constexpr std::size_t kRowTile = 16;
 ///             double* dots, std::size_t ld) const;        dots[q*ld + c] = sum_k log x_{row0+q,k} x_{col0+c,k}
 ///   void end(Scratch&, std::size_t row0, std::size_t rows) const;   writes results of those rows
 /// Rows are independent, so results do not depend on the thread count; each row sees the centre
-/// blocks in increasing order. The diagonal pair (j, j) is present in `dots`: reducers exclude it.
+/// blocks in increasing order. When rows and centres are the same points, the diagonal pair (j, j) is
+/// present in `dots` and leave-one-out reducers exclude it.
 template <class Reducer>
-void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
-  const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
+void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan, const Reducer& reducer) {
+  ECEKDE_ASSERT(rows.dim == centres.dim);
+  const std::size_t n = rows.n, m = centres.n, dim = rows.dim, block = std::max<std::size_t>(1, plan.block);
   const std::size_t row_tile = std::min(block, kRowTile);
   const std::size_t tasks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
@@ -82,17 +86,22 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
     }
     const std::size_t r_end = std::min(n, (task + 1) * block);
     for (std::size_t r0 = task * block; r0 < r_end; r0 += row_tile) {
-      const std::size_t rows = std::min(row_tile, r_end - r0);
-      reducer.begin(*s, r0, rows);
-      for (std::size_t c0 = 0; c0 < n; c0 += block) {
-        const std::size_t cols = std::min(block, n - c0);
-        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d.data(),
-                 block);
-        reducer.tile(*s, r0, rows, c0, cols, d.data(), block);
+      const std::size_t nr = std::min(row_tile, r_end - r0);
+      reducer.begin(*s, r0, nr);
+      for (std::size_t c0 = 0; c0 < m; c0 += block) {
+        const std::size_t cols = std::min(block, m - c0);
+        kern.dot(rows.log_x.data() + r0 * dim, dim, centres.x_t.data() + c0, m, nr, cols, dim, d.data(), block);
+        reducer.tile(*s, r0, nr, c0, cols, d.data(), block);
       }
-      reducer.end(*s, r0, rows);
+      reducer.end(*s, r0, nr);
     }
   });
+}
+
+/// The leave-one-out sweep: rows and centres are the same points.
+template <class Reducer>
+void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
+  sweep(pts, pts, plan, reducer);
 }
 
 /// Walks all (row, centre) pairs in rounds, for reductions that also accumulate per centre (gradients,
