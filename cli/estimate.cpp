@@ -16,10 +16,12 @@ namespace ecekde::cli {
 
 namespace {
 
-constexpr CalibrationType kAllTypes[] = {CalibrationType::canonical, CalibrationType::marginal,
-                                         CalibrationType::top_label, CalibrationType::binary};
-
-std::string bandwidth_text(const std::optional<double>& h) { return h ? std::to_string(*h) : "auto"; }
+// "auto" for an automatic bandwidth, else h in shortest round-trip form.
+std::string bandwidth_text(const std::optional<double>& h) {
+  if (!h) return "auto";
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, *h).ptr);
+}
 
 std::optional<double> parse_bandwidth(const std::string& text) {
   if (text == "auto") return std::nullopt;
@@ -30,24 +32,28 @@ std::optional<double> parse_bandwidth(const std::string& text) {
   return h;  // the library checks h > 0
 }
 
-// The types --type names: one, or with "all" every type that applies to K columns (K = 1: binary;
+// The type --type names, or nothing for "all".
+std::optional<CalibrationType> parse_type(const std::string& name) {
+  if (name == "all") return std::nullopt;
+  try {
+    return parse_calibration_type(name);
+  } catch (const Error&) {
+    fail("unknown --type '" + name + "' (expected canonical, marginal, top-label, binary or all)");
+  }
+}
+
+// The types to run: the one named, or for "all" every type that applies to K columns (K = 1: binary;
 // K = 2: all four; K > 2: all but binary).
-std::vector<CalibrationType> chosen_types(const std::string& name, std::size_t k) {
-  if (name != "all") return {parse_calibration_type(name)};
+std::vector<CalibrationType> chosen_types(std::optional<CalibrationType> named, std::size_t k) {
+  if (named) return {*named};
   std::vector<CalibrationType> types;
-  for (CalibrationType t : kAllTypes) {
+  for (CalibrationType t : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label,
+                            CalibrationType::binary}) {
     const bool applies = t == CalibrationType::binary ? k <= 2 : k >= 2;
     if (applies) types.push_back(t);
   }
   if (types.empty()) types.push_back(CalibrationType::canonical);  // K = 0: the library says why not
   return types;
-}
-
-void check_type_name(const std::string& name) {
-  if (name == "all") return;
-  for (CalibrationType t : kAllTypes)
-    if (name == to_string(t) || (t == CalibrationType::top_label && name == "top_label")) return;
-  fail("unknown --type '" + name + "' (expected canonical, marginal, top-label, binary or all)");
 }
 
 struct EstimateCommand {
@@ -59,7 +65,7 @@ struct EstimateCommand {
   bool json = false;
 
   void run() const {
-    check_type_name(type);
+    const std::optional<CalibrationType> named = parse_type(type);
     EstimateOptions o = options;
     o.bandwidth = parse_bandwidth(bandwidth);
     o.bandwidth_selection.criterion = parse_bandwidth_criterion(criterion);
@@ -67,7 +73,7 @@ struct EstimateCommand {
     const ProbsView probs = in.probs.view();
 
     std::vector<Result> results;
-    for (CalibrationType t : chosen_types(type, probs.cols())) {
+    for (CalibrationType t : chosen_types(named, probs.cols())) {
       o.type = t;
       results.push_back(estimate(probs, in.labels.view(), o));
     }
