@@ -244,6 +244,19 @@ TEST(TorchOp, MissingClassesSingletonsAndOneHotRowsGiveFiniteGradients) {
       }
 }
 
+// float32 softmax rows over many classes can miss 1 by more than the 1e-6 tolerance; the documented way
+// is softmax in double, with the gradient flowing back to float32 logits.
+TEST(TorchOp, ManyClassesFromFloat32LogitsThroughDoubleSoftmax) {
+  const Batch b = make_batch(16, 1000, 53, at::kFloat);
+  const ValueGrad vg = value_and_grad(b.logits, [&](const at::Tensor& z) {
+    return ecekde::torch::calibration_error(z.to(at::kDouble).softmax(1), b.labels,
+                                            options(CalibrationType::top_label, 1, 0.05));
+  });
+  EXPECT_EQ(vg.grad.scalar_type(), at::kFloat);
+  EXPECT_TRUE(vg.grad.isfinite().all().item<bool>());
+  EXPECT_GT(vg.grad.abs().max().item<float>(), 0);
+}
+
 TEST(TorchOp, AnyStridesAndInt32LabelsGiveTheContiguousResult) {
   const Batch b = make_batch(25, 4, 19);
   const CalibrationErrorOptions o = options(CalibrationType::marginal, 2, 0.1);
