@@ -4,6 +4,9 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/text.hpp"
 #include "ecekde/io.hpp"
@@ -110,12 +113,12 @@ class HeaderParser {
     ++pos_;
     skip_space();
     if (pos_ != text_.size()) error("unexpected text after '}'");
-    for (const char* key : {"descr", "fortran_order", "shape"}) {
-      const bool present = key[0] == 'd' ? h.descr.has_value()
-                           : key[0] == 'f' ? h.fortran_order.has_value()
-                                           : h.shape.has_value();
+    const auto require = [&](bool present, const char* key) {
       if (!present) fail_with(path_, ": malformed NPY header: no '", key, "' key in ", quoted());
-    }
+    };
+    require(h.descr.has_value(), "descr");
+    require(h.fortran_order.has_value(), "fortran_order");
+    require(h.shape.has_value(), "shape");
     return h;
   }
 
