@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/parameters.hpp"
 #include "inputs.hpp"
 #include "output.hpp"
 
@@ -100,41 +101,31 @@ void register_estimate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "estimate", "Estimate the L_p calibration error (ECE^KDE) of predicted probabilities against labels");
   add_input_flags(*sub, cmd->input);
-  sub->add_option("--type", cmd->type,
-                  "What calibration to measure: canonical (whole probability vector, Dirichlet kernel), "
-                  "marginal (sum over classes of each class's binary problem), top-label (the top class's "
-                  "confidence and correctness), binary (one column P(y = 1), or the last of two columns), "
-                  "or all (every type that applies to the input's K)")
+  namespace param = parameters;
+  sub->add_option(param::cli_flag(param::type), cmd->type,
+                  std::string(param::type.help) + ", or all (every type that applies to the input's K)")
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option("--p", cmd->options.p, "Order of the L_p norm, any real p >= 1")->capture_default_str();
-  sub->add_option("--bandwidth", cmd->bandwidth,
-                  "Kernel bandwidth h > 0, or 'auto' to choose it per type by leave-one-out likelihood")
+  sub->add_option(param::cli_flag(param::p), cmd->options.p, std::string(param::p.help))->capture_default_str();
+  sub->add_option(param::cli_flag(param::bandwidth), cmd->bandwidth, std::string(param::bandwidth.help) + " ('auto')")
       ->type_name("auto|H")
       ->capture_default_str();
-  sub->add_option("--criterion", cmd->criterion,
-                  "Automatic bandwidth criterion: loo-likelihood (the paper's LOO maximum likelihood) or "
-                  "reference (as the authors' code: minus log h per point, favours smaller h)")
+  sub->add_option(param::cli_flag(param::criterion), cmd->criterion, std::string(param::criterion.help))
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option("--grid", cmd->options.bandwidth_selection.grid,
-                  "Candidate bandwidths for 'auto', comma-separated (default: the paper's "
-                  "10^linspace(-5,-1,15) and 0.2, 0.4, 0.6, 0.8, 1)")
+  sub->add_option(param::cli_flag(param::grid), cmd->options.bandwidth_selection.grid,
+                  std::string(param::grid.help) + ", comma-separated")
       ->delimiter(',')
       ->type_name("H,H,...");
   sub->add_flag_callback(
-      "--no-refine", [cmd] { cmd->options.bandwidth_selection.refine = false; },
-      "Take the best grid point as it is, without the search in log h around it");
-  sub->add_flag("--renormalize", cmd->options.renormalize,
-                "Divide each probability row by its sum instead of rejecting rows that do not sum to 1");
-  sub->add_option("--threads", cmd->options.execution.threads, "Worker threads; 0 = every hardware thread")
+      param::cli_flag(param::refine, "--no-"), [cmd] { cmd->options.bandwidth_selection.refine = false; },
+      "Take the best grid point as it is. Without this flag: " + std::string(param::refine.help));
+  sub->add_flag(param::cli_flag(param::renormalize), cmd->options.renormalize, std::string(param::renormalize.help));
+  sub->add_option(param::cli_flag(param::threads), cmd->options.execution.threads, std::string(param::threads.help))
       ->capture_default_str();
-  sub->add_option("--block-size", cmd->options.execution.block_size,
-                  "Rows and centres per block of the pairwise sweep; 0 = automatic (results do not depend "
-                  "on it)")
+  sub->add_option(param::cli_flag(param::block_size), cmd->options.execution.block_size, std::string(param::block_size.help))
       ->capture_default_str();
-  sub->add_option("--isa", cmd->options.execution.isa,
-                  "Force a kernel variant: avx512, avx2 or baseline (default: the best this CPU supports)");
+  sub->add_option(param::cli_flag(param::isa), cmd->options.execution.isa, std::string(param::isa.help));
   sub->add_flag("--json", cmd->json,
                 "Print one JSON document (full double precision) instead of the table");
   sub->callback([cmd] { cmd->run(); });

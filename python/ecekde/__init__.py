@@ -1,0 +1,70 @@
+"""ecekde: the consistent, differentiable L_p calibration error estimator ECE^KDE (Popordanoska, Sayer &
+Blaschko, NeurIPS 2022) for NumPy, over the C++ library.
+
+Every function takes NumPy arrays (probabilities float32/float64 in any memory order, read in place;
+labels int32/int64), releases the GIL while it computes, returns a small typed result object whose fields
+are those of the CLI's JSON (``to_dict()`` gives that structure) and raises :class:`Error` (a
+ValueError) with the library's one-line message on bad input. See docs/python.md.
+
+Submodules, imported on their own: ``ecekde.torch`` (the differentiable estimator for PyTorch) and
+``ecekde.plot`` (reliability diagrams and the simplex view, with matplotlib).
+"""
+from . import _ecekde
+from ._ecekde import (  # noqa: F401
+    BandwidthSelection,
+    BinnedResult,
+    CalibrationTestResult,
+    Error,
+    GradientResult,
+    GroundTruth,
+    Interval,
+    KdeBootstrap,
+    MmceResult,
+    ReliabilityBin,
+    Result,
+    SimplexCell,
+    SyntheticData,
+    TemperatureFit,
+    TruthValue,
+    __version__,
+    apply_temperature,
+    binned_calibration_error,
+    bootstrap,
+    bootstrap_indices,
+    bootstrap_kde,
+    calibration_test,
+    calibration_test_kde,
+    consistency_labels,
+    default_bandwidth_grid,
+    doane_bins,
+    estimate,
+    estimate_with_gradient,
+    fit_temperature,
+    generate_synthetic,
+    mmce,
+    ratio_of_means,
+    ratio_of_squared_means,
+    read_labels,
+    read_predictions,
+    read_predictions_csv,
+    read_probabilities,
+    select_bandwidth,
+    sharpness_at,
+    synthetic_ground_truth,
+    temperature_scale,
+    unbiased_covariance,
+    unbiased_cube_of_mean,
+    unbiased_fourth_power_of_mean,
+    unbiased_product_of_means,
+    unbiased_square_of_mean,
+    unbiased_third_comoment,
+)
+
+for _name in dir(_ecekde):  # show the classes as ecekde.Result, ecekde.Error, ...
+    if isinstance(getattr(_ecekde, _name), type):
+        getattr(_ecekde, _name).__module__ = __name__
+
+TYPES = ("canonical", "marginal", "top-label", "binary")
+"""The calibration types, as the ``type`` argument spells them."""
+
+__all__ = [name for name in dir() if not name.startswith("_") and name != "TYPES"] + ["TYPES"]

@@ -1,0 +1,143 @@
+"""ECE^KDE for PyTorch: the calibration error of a batch as a differentiable function of the predicted
+probabilities, for use as a training regulariser (the paper's KDE-XE: cross-entropy + lambda * CE_p^p).
+
+Two backends compute the same numbers with the same C++ code (ecekde::estimate_with_gradient: the value
+and the analytic gradient come out of one call to the core; backward multiplies the saved gradient):
+
+* ``"op"``: the LibTorch operator ``torch.ops.ecekde.calibration_error`` (torch/src/operator.cpp), loaded
+  from ``libecekde_torch.so`` next to this file (the CMake build puts it there when LibTorch is found) or
+  from the path in the environment variable ECEKDE_TORCH_LIBRARY. It is also what C++ training uses.
+* ``"python"``: a ``torch.autograd.Function`` over ``ecekde.estimate_with_gradient`` (the NumPy module),
+  used when the operator library is absent (e.g. a pip build without LibTorch) or ECEKDE_TORCH_LIBRARY is
+  set to the empty string.
+
+``backend`` says which one is in use. Both take CPU tensors (float32 or float64, any strides) without
+copying them, return a 0-d tensor of the probabilities' dtype, give no gradient to the labels, and refuse
+second derivatives. Errors are :class:`ecekde.Error` with the library's message.
+"""
+import os
+
+import torch
+from torch.autograd.function import once_differentiable
+
+from . import _ecekde
+from ._ecekde import Error
+
+__all__ = ["calibration_error", "CalibrationError", "backend"]
+
+_DEFAULTS = _ecekde._estimate_defaults()  # EstimateOptions{}: the defaults the CLI and ecekde.estimate use
+_LIBRARY_NAME = "libecekde_torch.so"
+
+
+def _operator_library():
+    """The path of the operator library to load, or None for the Python backend."""
+    path = os.environ.get("ECEKDE_TORCH_LIBRARY")
+    if path is not None:
+        return path or None
+    candidate = os.path.join(os.path.dirname(os.path.abspath(__file__)), _LIBRARY_NAME)
+    return candidate if os.path.exists(candidate) else None
+
+
+def _load_operator():
+    path = _operator_library()
+    if path is None:
+        return None
+    if not hasattr(torch.ops.ecekde, "calibration_error"):  # not loaded by someone else already
+        torch.ops.load_library(path)
+    return torch.ops.ecekde.calibration_error
+
+
+_operator = _load_operator()
+backend = "op" if _operator is not None else "python"
+"""Which implementation calibration_error uses: "op" (the LibTorch operator) or "python"."""
+
+
+def _check_tensors(probs, labels):
+    if not isinstance(probs, torch.Tensor) or not isinstance(labels, torch.Tensor):
+        raise Error("probs and labels must be torch tensors")
+    if probs.device.type != "cpu":
+        raise Error(f"probs must be a CPU tensor, got device {probs.device}")
+    if labels.device.type != "cpu":
+        raise Error(f"labels must be a CPU tensor, got device {labels.device}")
+    if probs.dtype not in (torch.float32, torch.float64):
+        raise Error(f"probs must be a float32 or float64 tensor, got {probs.dtype}")
+    if labels.dtype not in (torch.int32, torch.int64):
+        raise Error(f"labels must be an int64 or int32 tensor, got {labels.dtype}")
+
+
+class _CalibrationErrorFunction(torch.autograd.Function):
+    """The python backend: forward asks the core for the value and the gradient at once."""
+
+    @staticmethod
+    def forward(ctx, probs, labels, root, options):
+        result = _ecekde.estimate_with_gradient(probs.detach().numpy(), labels.numpy(), **options)
+        grad = torch.from_numpy(result.grad_ce if root else result.grad_ce_pow_p)  # no copy
+        ctx.save_for_backward(grad.to(probs.dtype))
+        value = result.result.ce if root else result.result.ce_pow_p
+        return torch.tensor(value, dtype=probs.dtype)
+
+    @staticmethod
+    @once_differentiable  # the gradient is a constant from forward: differentiating it again raises
+    def backward(ctx, grad_output):
+        (grad,) = ctx.saved_tensors
+        return grad * grad_output, None, None, None
+
+
+def _python_backend(probs, labels, root, options):
+    if torch.is_grad_enabled() and probs.requires_grad:
+        return _CalibrationErrorFunction.apply(probs, labels, root, options)
+    result = _ecekde.estimate(probs.detach().numpy(), labels.numpy(), **options)
+    return torch.tensor(result.ce if root else result.ce_pow_p, dtype=probs.dtype)
+
+
+def _op_backend(probs, labels, root, options):
+    try:
+        return _operator(probs, labels, options["type"], options["p"], options["bandwidth"], root,
+                         options["threads"], options["criterion"])
+    except RuntimeError as e:  # c10::Error carrying the library's message
+        raise Error(str(e).splitlines()[0]) from None
+
+
+def calibration_error(probs, labels, *, type=_DEFAULTS["type"], p=_DEFAULTS["p"],
+                      bandwidth=_DEFAULTS["bandwidth"], root=False, criterion=_DEFAULTS["criterion"],
+                      grid=_DEFAULTS["grid"], refine=_DEFAULTS["refine"], threads=_DEFAULTS["threads"]):
+    """ECE^KDE of a batch, differentiable with respect to ``probs``.
+
+    Args:
+        probs: n x K probabilities (rows summing to 1, e.g. a softmax), or n values P(y = 1) for the binary
+            type; a float32 or float64 CPU tensor. Every entry is a free variable: the chain rule through
+            the softmax is autograd's.
+        labels: n class indices, an int64 or int32 CPU tensor (no gradient).
+        type, p, bandwidth, criterion, grid, refine, threads: as in :func:`ecekde.estimate`. An automatic
+            bandwidth is chosen on the detached batch and held constant in the gradient.
+        root: False gives CE_p^p (what the paper trains with), True gives CE_p.
+
+    Returns:
+        A 0-d tensor of probs' dtype.
+    """
+    _check_tensors(probs, labels)
+    if bandwidth is None and (grid is not None or refine != _DEFAULTS["refine"]) and backend == "op":
+        # The operator chooses h with the default grid and refinement; choose it here instead.
+        bandwidth = _ecekde.select_bandwidth(probs.detach().numpy(), type=type, criterion=criterion, grid=grid,
+                                             refine=refine, threads=threads).chosen
+    options = dict(type=type, p=p, bandwidth=bandwidth, criterion=criterion, grid=grid, refine=refine,
+                   threads=threads)
+    run = _op_backend if backend == "op" else _python_backend
+    return run(probs, labels, root, options)
+
+
+class CalibrationError(torch.nn.Module):
+    """calibration_error as a module: ``CalibrationError(type="canonical", p=2)(probs, labels)``."""
+
+    def __init__(self, **options):
+        super().__init__()
+        unknown = sorted(set(options) - set(calibration_error.__kwdefaults__))
+        if unknown:
+            raise TypeError(f"CalibrationError got unknown options {unknown}")
+        self.options = options
+
+    def forward(self, probs, labels):
+        return calibration_error(probs, labels, **self.options)
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v!r}" for k, v in self.options.items())
