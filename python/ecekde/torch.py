@@ -18,7 +18,6 @@ second derivatives. Errors are :class:`ecekde.Error` with the library's message.
 import os
 
 import torch
-from torch.autograd.function import once_differentiable
 
 from . import _ecekde
 from ._ecekde import Error
@@ -65,6 +64,21 @@ def _check_tensors(probs, labels):
         raise Error(f"labels must be an int64 or int32 tensor, got {labels.dtype}")
 
 
+class _FirstOrderOnly(torch.autograd.Function):
+    """Identity on a gradient whose own backward refuses. The gradient of calibration_error is a constant
+    from forward, so differentiating it again would silently miss the second-order terms; under
+    create_graph the gradient passes through this node, connected to probs, and any later
+    differentiation reaches it and fails (as the operator does)."""
+
+    @staticmethod
+    def forward(ctx, grad, probs):
+        return grad.clone()
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise RuntimeError("ecekde calibration_error: second derivatives are not implemented")
+
+
 class _CalibrationErrorFunction(torch.autograd.Function):
     """The python backend: forward asks the core for the value and the gradient at once."""
 
@@ -72,15 +86,17 @@ class _CalibrationErrorFunction(torch.autograd.Function):
     def forward(ctx, probs, labels, root, options):
         result = _ecekde.estimate_with_gradient(probs.detach().numpy(), labels.numpy(), **options)
         grad = torch.from_numpy(result.grad_ce if root else result.grad_ce_pow_p)  # no copy
-        ctx.save_for_backward(grad.to(probs.dtype))
+        ctx.save_for_backward(grad.to(probs.dtype), probs)
         value = result.result.ce if root else result.result.ce_pow_p
         return torch.tensor(value, dtype=probs.dtype)
 
     @staticmethod
-    @once_differentiable  # the gradient is a constant from forward: differentiating it again raises
     def backward(ctx, grad_output):
-        (grad,) = ctx.saved_tensors
-        return grad * grad_output, None, None, None
+        grad, probs = ctx.saved_tensors
+        grad = grad * grad_output
+        if torch.is_grad_enabled():  # create_graph
+            grad = _FirstOrderOnly.apply(grad, probs)
+        return grad, None, None, None
 
 
 def _python_backend(probs, labels, root, options):
