@@ -59,10 +59,12 @@ struct TruthValue {
 struct GroundTruthOptions {
   double p = 1;                             ///< order of the norm, any real p >= 1
   std::size_t canonical_samples = 1 << 22;  ///< Monte Carlo samples for the canonical value
-  /// Samples of the other classes' shape for the marginal and top-label integrals (rounded up to a
-  /// multiple of jackknife_groups; for K = 2 the shape is fixed and one sample per group is used).
+  /// Points of the other classes' shape for the marginal and top-label integrals: a randomised
+  /// quasi-Monte Carlo rule, jackknife_groups independently shifted copies of a Halton point set
+  /// (rounded up to a multiple of jackknife_groups; for K = 2 the shape is fixed and one point per group
+  /// is used).
   std::size_t inner_samples = 1 << 16;
-  std::size_t jackknife_groups = 32;  ///< >= 2
+  std::size_t jackknife_groups = 32;  ///< >= 2; the standard error comes from their jackknife
   std::uint64_t seed = 0;
   int threads = 0;  ///< 0 = every hardware thread
 };
@@ -77,7 +79,8 @@ struct GroundTruth {
 
 /// Computes the three truths: canonical by Monte Carlo over u; marginal and top-label by a 1-D
 /// Gauss-Legendre integral over the conditioning score with the conditional expectation written as an
-/// exact ratio of expectations over the other classes' shape (docs/validation.md).
+/// exact ratio of expectations over the other classes' shape, those by randomised quasi-Monte Carlo
+/// (docs/validation.md). Defaults take about a second for K = 4 on 2 cores.
 GroundTruth synthetic_ground_truth(const SyntheticModel& model, const GroundTruthOptions& options = {});
 
 }  // namespace ecekde

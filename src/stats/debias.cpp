@@ -49,56 +49,45 @@ double distinct_sum(std::initializer_list<Span> factors) {
   return detail::distinct_product_sum(std::span<const Span>(factors.begin(), factors.size()));
 }
 
-// Unchecked versions of the public U-statistics.
-double square_of_mean(Span x) {
-  const std::size_t n = x.size();
-  return distinct_sum({x, x}) / detail::falling_factorial(n, 2);
-}
-double product_of_means(Span x, Span y) {
-  return distinct_sum({x, y}) / detail::falling_factorial(x.size(), 2);
-}
-double cube_of_mean(Span x) { return distinct_sum({x, x, x}) / detail::falling_factorial(x.size(), 3); }
-double fourth_power_of_mean(Span x) {
-  return distinct_sum({x, x, x, x}) / detail::falling_factorial(x.size(), 4);
-}
-double covariance(Span x, Span y) {
-  const double mx = mean(x), my = mean(y);
-  double s = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) s += (x[i] - mx) * (y[i] - my);
-  return s / static_cast<double>(x.size() - 1);
-}
+// One pass over the deviations e = x - xbar, d = y - ybar gives every statistic the estimators use.
+// The U-statistics come from expanding x = xbar + e in their distinct-index sums, where sum e = 0:
+//   sum_{i!=j} x_i x_j          = n(n-1) xbar^2 - S(e^2)
+//   sum_{distinct} x_i x_j x_k  = (n)_3 xbar^3 - 3 (n-2) xbar S(e^2) + 2 S(e^3)
+//   sum_{distinct} x_i..x_l     = (n)_4 xbar^4 - 6 (n-2)(n-3) xbar^2 S(e^2) + 8 (n-3) xbar S(e^3)
+//                                 + 3 S(e^2)^2 - 6 S(e^4)
+// (S = sum over i, (n)_k = n (n-1) ... (n-k+1)), which avoids the cancellation of raw power sums.
+struct Summary {
+  double n, xbar, ybar;
+  double see = 0, sdd = 0, sed = 0, seee = 0, seed = 0, sedd = 0, seeee = 0;  // central power sums
+  std::vector<double> e, d;
 
-std::vector<double> squares(Span v) {
-  std::vector<double> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i] * v[i];
-  return out;
-}
-
-// Sample summaries shared by the corrections: means, deviations from them, the unbiased (co)variances
-// and the plug-in third central moments m30 = mean(ex^3), m21 = mean(ex^2 ey).
-struct Moments {
-  double n, xbar, ybar, var_x, var_y, cov_xy, m30, m21;
-  std::vector<double> ex, ey;
-
-  Moments(Span x, Span y) : n(static_cast<double>(x.size())), xbar(mean(x)), ybar(mean(y)) {
-    ex.resize(x.size());
-    ey.resize(y.size());
-    double sxx = 0, syy = 0, sxy = 0, sxxx = 0, sxxy = 0;
+  Summary(Span x, Span y) : n(static_cast<double>(x.size())), xbar(mean(x)), ybar(mean(y)), e(x.size()), d(y.size()) {
     for (std::size_t i = 0; i < x.size(); ++i) {
-      ex[i] = x[i] - xbar;
-      ey[i] = y[i] - ybar;
-      sxx += ex[i] * ex[i];
-      syy += ey[i] * ey[i];
-      sxy += ex[i] * ey[i];
-      sxxx += ex[i] * ex[i] * ex[i];
-      sxxy += ex[i] * ex[i] * ey[i];
+      const double a = e[i] = x[i] - xbar, b = d[i] = y[i] - ybar;
+      see += a * a, sdd += b * b, sed += a * b;
+      seee += a * a * a, seed += a * a * b, sedd += a * b * b, seeee += a * a * a * a;
     }
-    var_x = sxx / (n - 1);
-    var_y = syy / (n - 1);
-    cov_xy = sxy / (n - 1);
-    m30 = sxxx / n;
-    m21 = sxxy / n;
   }
+  double var_x() const { return see / (n - 1); }
+  double var_y() const { return sdd / (n - 1); }
+  double cov_xy() const { return sed / (n - 1); }
+  double m30() const { return seee / n; }  // plug-in third central moments
+  double m21() const { return seed / n; }
+  double square_of_mean_x() const { return xbar * xbar - see / (n * (n - 1)); }
+  double square_of_mean_y() const { return ybar * ybar - sdd / (n * (n - 1)); }
+  double product_of_means() const { return xbar * ybar - sed / (n * (n - 1)); }
+  double cube_of_mean_x() const {
+    return xbar * xbar * xbar - 3 * xbar * see / (n * (n - 1)) + 2 * seee / (n * (n - 1) * (n - 2));
+  }
+  double fourth_power_of_mean_x() const {
+    const double x2 = xbar * xbar;
+    return x2 * x2 + (-6 * (n - 2) * (n - 3) * x2 * see + 8 * (n - 3) * xbar * seee + 3 * see * see - 6 * seeee) /
+                         detail::falling_factorial(static_cast<std::size_t>(n), 4);
+  }
+  // Sample covariances of (x^2, y), (y^2, x), (x^2, x): x_i^2 - mean(x^2) = 2 xbar e_i + e_i^2 - mean(e^2).
+  double cov_x2_y() const { return (2 * xbar * sed + seed) / (n - 1); }
+  double cov_y2_x() const { return (2 * ybar * sed + sedd) / (n - 1); }
+  double cov_x2_x() const { return (2 * xbar * see + seee) / (n - 1); }
 };
 
 void require_nonzero(const char* function, const char* what, double value) {
@@ -116,58 +105,54 @@ struct PaperStarredRatios {
   double r_a_main, r_a_over_mu_y2, r_b;
 };
 
-PaperStarredRatios starred_ratios(const char* function, Span x, Span y, const Moments& m) {
+PaperStarredRatios starred_ratios(const char* function, const Summary& m) {
   const double n1 = m.n - 1;
-  const double q_x = square_of_mean(x), p = product_of_means(x, y);
+  const double q_x = m.square_of_mean_x(), p = m.product_of_means();
   require_nonzero(function, "mu_Y", m.ybar);
   require_nonzero(function, "mu_X mu_Y", p);
-  const std::vector<double> x2 = squares(x), y2 = squares(y);
-  const double cov_x2y = covariance(x2, y), cov_y2x = covariance(y2, x), cov_x2x = covariance(x2, x);
-  const double r_a = m.cov_xy / p, r_b = m.var_x / q_x;
+  const double v = m.var_x(), c = m.cov_xy();
+  const double r_a = c / p, r_b = v / q_x;
   PaperStarredRatios out;
-  out.r_a_main = r_a * (1 - 4 / n1 - (m.var_x / q_x + 2 * m.cov_xy / (m.xbar * m.ybar)) / n1) +
-                 (m.ybar * cov_x2y + m.xbar * cov_y2x) / (n1 * p * m.xbar * m.ybar);
-  out.r_a_over_mu_y2 = -r_a * m.var_y / n1;
-  out.r_b = r_b * (1 - 4 / n1 - 4 * m.var_x / (n1 * q_x)) + 2 * cov_x2x / (n1 * q_x * m.xbar);
+  out.r_a_main = r_a * (1 - 4 / n1 - (v / q_x + 2 * c / (m.xbar * m.ybar)) / n1) +
+                 (m.ybar * m.cov_x2_y() + m.xbar * m.cov_y2_x()) / (n1 * p * m.xbar * m.ybar);
+  out.r_a_over_mu_y2 = -r_a * m.var_y() / n1;
+  out.r_b = r_b * (1 - 4 / n1 - 4 * v / (n1 * q_x)) + 2 * m.cov_x2_x() / (n1 * q_x * m.xbar);
   return out;
 }
 
 // Appendix C: r (1 - (r_b* - r_a*) / n - B2 / n^2).
-double ratio_of_means_paper(Span x, Span y, const Moments& m) {
+double ratio_of_means_paper(const Summary& m) {
   const char* function = "ratio_of_means";
-  const PaperStarredRatios s = starred_ratios(function, x, y, m);
-  const double q_y = square_of_mean(y);
+  const PaperStarredRatios s = starred_ratios(function, m);
+  const double q_y = m.square_of_mean_y();
   require_nonzero(function, "mu_Y^2", q_y);
   const double r_a = s.r_a_main + s.r_a_over_mu_y2 / q_y;
-  const std::vector<double> x2 = squares(x);
-  const double q_x = square_of_mean(x), mu3 = cube_of_mean(x), mu4 = fourth_power_of_mean(x);
-  const double cov_x2y = covariance(x2, y), cov_x2x = covariance(x2, x);
-  const double v = m.var_x, c = m.cov_xy, n = m.n;
-  const double b2 = (cov_x2y - 2 * m.xbar * c) / (q_x * m.ybar) - (cov_x2x - 2 * m.xbar * v) / mu3 -
+  const double q_x = m.square_of_mean_x(), mu3 = m.cube_of_mean_x(), mu4 = m.fourth_power_of_mean_x();
+  const double v = m.var_x(), c = m.cov_xy(), n = m.n;
+  const double b2 = (m.cov_x2_y() - 2 * m.xbar * c) / (q_x * m.ybar) - (m.cov_x2_x() - 2 * m.xbar * v) / mu3 -
                     3 * v * c / (mu3 * m.ybar) + 3 * v * v / mu4;
   return m.ybar / m.xbar * (1 - (s.r_b - r_a) / n - b2 / (n * n));
 }
 
 // r - b1 / n + 2 b2 / n^2 with b1 = (ybar Var(X) - xbar Cov(X,Y)) / mu_X^3 (unbiased numerator and
 // denominator) and b2 the plug-in of the 1/n^2 bias coefficient of r.
-double ratio_of_means_complete(Span x, const Moments& m) {
-  const double n = m.n, xb = m.xbar, yb = m.ybar, v = m.var_x, c = m.cov_xy;
-  const double b1 = (yb * v - xb * c) / cube_of_mean(x);
+double ratio_of_means_complete(const Summary& m) {
+  const double n = m.n, xb = m.xbar, yb = m.ybar, v = m.var_x(), c = m.cov_xy();
+  const double b1 = (yb * v - xb * c) / m.cube_of_mean_x();
   const double xb3 = xb * xb * xb, xb4 = xb3 * xb;
-  const double b2 = -yb * m.m30 / xb4 + m.m21 / xb3 + 3 * yb * v * v / (xb4 * xb) - 3 * v * c / xb4;
+  const double b2 = -yb * m.m30() / xb4 + m.m21() / xb3 + 3 * yb * v * v / (xb4 * xb) - 3 * v * c / xb4;
   return yb / xb - b1 / n + 2 * b2 / (n * n);
 }
 
 // Appendix D: r (1 + (a) - (b) - (c) + (d) + (e) - (f)) with the terms as corrected in
 // docs/validation.md. r_a* and Cov(X,Y)^2 / (mu_X^2 mu_Y^2) enter (a), (c) and (e) only; their parts
 // divided by the estimate of mu_Y^2 are multiplied by r = mu_Y^2 / mu_X^2 exactly, which cancels it.
-double ratio_of_squared_means_paper(const char* function, Span x, Span y, const Moments& m) {
-  const PaperStarredRatios s = starred_ratios(function, x, y, m);
-  const std::vector<double> x2 = squares(x);
-  const double q_x = square_of_mean(x), q_y = square_of_mean(y);
-  const double mu3 = cube_of_mean(x), mu4 = fourth_power_of_mean(x);
-  const double cov_x2y = covariance(x2, y), cov_x2x = covariance(x2, x);
-  const double n = m.n, v = m.var_x, c = m.cov_xy, yb = m.ybar;
+double ratio_of_squared_means_paper(const char* function, const Summary& m) {
+  const PaperStarredRatios s = starred_ratios(function, m);
+  const double q_x = m.square_of_mean_x(), q_y = m.square_of_mean_y();
+  const double mu3 = m.cube_of_mean_x(), mu4 = m.fourth_power_of_mean_x();
+  const double cov_x2y = m.cov_x2_y(), cov_x2x = m.cov_x2_x();
+  const double n = m.n, v = m.var_x(), c = m.cov_xy(), yb = m.ybar;
   const double v2 = v * v / (q_x * q_x);
   const double f1 = 1 / (n * (n - 1));
   const double f2 = 32 * (n - 2) / (n * (n - 1) * (n - 1));
@@ -191,31 +176,31 @@ double ratio_of_squared_means_paper(const char* function, Span x, Span y, const 
 // and denominator; the variance and covariance factors are computed from deviations, which leaves these
 // shift-invariant U-statistics unchanged and avoids cancellation) and b2' the plug-in of the remaining
 // 1/n^2 coefficient.
-double ratio_of_squared_means_complete(Span x, Span y, const Moments& m) {
+double ratio_of_squared_means_complete(Span x, Span y, const Summary& m) {
   const std::size_t count = x.size();
   const double n = m.n;
-  std::vector<double> ex2(count), exy(count);
+  std::vector<double> e2(count), ed(count);
   for (std::size_t i = 0; i < count; ++i) {
-    ex2[i] = m.ex[i] * m.ex[i];
-    exy[i] = m.ex[i] * m.ey[i];
+    e2[i] = m.e[i] * m.e[i];
+    ed[i] = m.e[i] * m.d[i];
   }
   const double ff4 = detail::falling_factorial(count, 4);
-  const double my2_var_x = ((n - 3) * distinct_sum({y, y, ex2}) - distinct_sum({y, y, m.ex, m.ex})) / ff4;
-  const double mx_my_cov = ((n - 3) * distinct_sum({x, y, exy}) - distinct_sum({x, y, m.ex, m.ey})) / ff4;
-  const double b1 = 4 * (my2_var_x - mx_my_cov) / fourth_power_of_mean(x);
-  const double xb = m.xbar, yb = m.ybar, v = m.var_x, c = m.cov_xy;
+  const double my2_var_x = ((n - 3) * distinct_sum({y, y, e2}) - distinct_sum({y, y, m.e, m.e})) / ff4;
+  const double mx_my_cov = ((n - 3) * distinct_sum({x, y, ed}) - distinct_sum({x, y, m.e, m.d})) / ff4;
+  const double b1 = 4 * (my2_var_x - mx_my_cov) / m.fourth_power_of_mean_x();
+  const double xb = m.xbar, yb = m.ybar, v = m.var_x(), c = m.cov_xy();
   const double xb2 = xb * xb, xb4 = xb2 * xb2, xb5 = xb4 * xb, xb6 = xb4 * xb2;
   const double b2 = -38 * yb * yb * v * v / xb6 - 10 * c * c / xb4 + 48 * yb * v * c / xb5 +
-                    8 * yb * yb * m.m30 / xb5 - 8 * yb * m.m21 / xb4;
-  return square_of_mean(y) / square_of_mean(x) - b1 / n - b2 / (n * n);
+                    8 * yb * yb * m.m30() / xb5 - 8 * yb * m.m21() / xb4;
+  return m.square_of_mean_y() / m.square_of_mean_x() - b1 / n - b2 / (n * n);
 }
 
 double squared_means_ratio(const char* function, Span x, Span y, RatioDebiasing debiasing) {
   check_pairs(function, x, y, debiasing == RatioDebiasing::none ? 2 : 4);
   if (all_zero(y)) return 0;
-  if (debiasing == RatioDebiasing::none) return square_of_mean(y) / square_of_mean(x);
-  const Moments m(x, y);
-  if (debiasing == RatioDebiasing::paper) return ratio_of_squared_means_paper(function, x, y, m);
+  const Summary m(x, y);
+  if (debiasing == RatioDebiasing::none) return m.square_of_mean_y() / m.square_of_mean_x();
+  if (debiasing == RatioDebiasing::paper) return ratio_of_squared_means_paper(function, m);
   return ratio_of_squared_means_complete(x, y, m);
 }
 
@@ -224,35 +209,35 @@ double squared_means_ratio(const char* function, Span x, Span y, RatioDebiasing 
 double unbiased_square_of_mean(Span x) {
   check_count("unbiased_square_of_mean", x.size(), 2);
   check_finite("unbiased_square_of_mean", "x", x);
-  return square_of_mean(x);
+  return Summary(x, x).square_of_mean_x();
 }
 
 double unbiased_product_of_means(Span x, Span y) {
   check_pairs("unbiased_product_of_means", x, y, 2);
-  return product_of_means(x, y);
+  return Summary(x, y).product_of_means();
 }
 
 double unbiased_cube_of_mean(Span x) {
   check_count("unbiased_cube_of_mean", x.size(), 3);
   check_finite("unbiased_cube_of_mean", "x", x);
-  return cube_of_mean(x);
+  return Summary(x, x).cube_of_mean_x();
 }
 
 double unbiased_fourth_power_of_mean(Span x) {
   check_count("unbiased_fourth_power_of_mean", x.size(), 4);
   check_finite("unbiased_fourth_power_of_mean", "x", x);
-  return fourth_power_of_mean(x);
+  return Summary(x, x).fourth_power_of_mean_x();
 }
 
 double unbiased_covariance(Span x, Span y) {
   check_pairs("unbiased_covariance", x, y, 2);
-  return covariance(x, y);
+  return Summary(x, y).cov_xy();
 }
 
 double unbiased_third_comoment(Span x, Span y) {
   check_pairs("unbiased_third_comoment", x, y, 3);
-  const Moments m(x, y);
-  return m.m21 * m.n * m.n / ((m.n - 1) * (m.n - 2));
+  const Summary m(x, y);
+  return m.seed * m.n / ((m.n - 1) * (m.n - 2));
 }
 
 double ratio_of_means(Span x, Span y, RatioDebiasing debiasing) {
@@ -260,9 +245,9 @@ double ratio_of_means(Span x, Span y, RatioDebiasing debiasing) {
   check_pairs(function, x, y, debiasing == RatioDebiasing::none ? 1 : 4);
   if (all_zero(y)) return 0;
   if (debiasing == RatioDebiasing::none) return mean(y) / mean(x);
-  const Moments m(x, y);
-  if (debiasing == RatioDebiasing::paper) return ratio_of_means_paper(x, y, m);
-  return ratio_of_means_complete(x, m);
+  const Summary m(x, y);
+  if (debiasing == RatioDebiasing::paper) return ratio_of_means_paper(m);
+  return ratio_of_means_complete(m);
 }
 
 double ratio_of_squared_means(Span x, Span y, RatioDebiasing debiasing) {

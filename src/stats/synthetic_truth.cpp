@@ -14,7 +14,6 @@ namespace ecekde::detail {
 
 namespace {
 
-constexpr std::size_t kChunk = 4096;     // shape samples per random stream
 constexpr std::size_t kRulePoints = 12;  // Gauss-Legendre points per panel
 constexpr int kBisections = 40;          // root refinement: panel width / 2^40
 constexpr int kGradingLevels = 16;       // panels of width 2^-1 ... 2^-16 on each side of a kink
@@ -38,6 +37,23 @@ double log_sum_exp(std::span<const double> a) {
   double s = 0;
   for (double v : a) s += std::exp(v - m);
   return m + std::log(s);
+}
+
+// The van der Corput radical inverse of j in base b: the j-th coordinate of a Halton sequence.
+double radical_inverse(std::size_t j, unsigned base) {
+  double out = 0, scale = 1.0 / base;
+  for (; j; j /= base, scale /= base) out += static_cast<double>(j % base) * scale;
+  return out;
+}
+
+std::vector<unsigned> first_primes(std::size_t count) {
+  std::vector<unsigned> primes;
+  for (unsigned c = 2; primes.size() < count; ++c) {
+    bool prime = true;
+    for (unsigned p : primes) prime = prime && c % p != 0;
+    if (prime) primes.push_back(c);
+  }
+  return primes;
 }
 
 // Per-group sums at one node z, laid out [group][quantity].
@@ -195,12 +211,28 @@ ShapeSample ShapeSample::draw(const SyntheticModel& model, std::size_t samples, 
   shape.log_vmax.assign(total, 0.0);
   if (k == 2) return shape;  // v = (1)
   const double tau = model.t1 * model.t2;
-  const std::size_t chunks = (total + kChunk - 1) / kChunk;
-  parallel_for(chunks, threads, [&](std::size_t chunk, int) {
-    Rng rng = Rng::stream(seed, chunk);
+  const std::size_t dims = k - 2, per_group = total / groups;
+  const std::vector<unsigned> bases = first_primes(dims);
+  // One uniform random shift per group (Cranley-Patterson rotation of the Halton points).
+  std::vector<double> shifts(groups * dims);
+  Rng rng(seed);
+  for (double& u : shifts) u = rng.uniform();
+  parallel_for(groups, threads, [&](std::size_t g, int) {
     std::vector<double> v(k - 1), log_v(k - 1), scaled(k - 1);
-    for (std::size_t m = chunk * kChunk; m < std::min(total, (chunk + 1) * kChunk); ++m) {
-      uniform_simplex(rng, v);
+    for (std::size_t j = 0; j < per_group; ++j) {
+      // Stick-breaking, a smooth map of K - 2 uniforms onto the uniform (K-1)-simplex (smooth maps keep
+      // the quasi-Monte Carlo gain): the fraction of what is left taken by v_d is Beta(1, K-2-d),
+      // inverted as 1 - (1 - u)^(1 / (K-2-d)).
+      double rest = 1;
+      for (std::size_t d = 0; d < dims; ++d) {
+        double u = radical_inverse(j + 1, bases[d]) + shifts[g * dims + d];
+        if (u >= 1) u -= 1;
+        const double keep = std::exp(std::log1p(-u) / static_cast<double>(dims - d));
+        v[d] = rest * (1 - keep);
+        rest *= keep;
+      }
+      v[k - 2] = rest;
+      const std::size_t m = g * per_group + j;
       for (std::size_t c = 0; c + 1 < k; ++c) log_v[c] = std::log(v[c]);
       for (std::size_t c = 0; c + 1 < k; ++c) scaled[c] = log_v[c] / tau;
       shape.shift[m] = tau * log_sum_exp(scaled);
@@ -225,22 +257,25 @@ ScoreIntegrals score_integrals(const SyntheticModel& model, double p, const Shap
   for (double z = std::ceil(z_lo); z < z_hi; z += std::fabs(z) < 12 ? 1 : 4)
     if (z > grid.back()) grid.push_back(z);
   grid.push_back(z_hi);
-  // |d|^p is not smooth where d = 0 unless p is even: make those points panel ends. Beside them
-  // |d|^p ~ |z - root|^p, analytic for integer p; otherwise grade the panels geometrically towards the
-  // root so that the endpoint singularity costs nothing.
+  // Points where an integrand is not smooth become panel ends, with panels graded geometrically towards
+  // them where the integrand behaves like |z - point|^a with a fractional a:
+  //  - the roots of d = E[y|f] - f, where |d|^p has a kink unless p is even (beside a root
+  //    |d|^p ~ |z - root|^p, analytic for integer p);
+  //  - the lowest top score 1/K (z = -tau log(K-1)), where the density of max f starts.
   std::vector<double> breaks = grid;
-  if (!even_integer(p)) {
-    for (double root : kinks(model, shape, grid, threads)) {
-      breaks.push_back(root);
-      if (p == std::floor(p)) continue;
-      for (int level = 1; level <= kGradingLevels; ++level)
-        for (double side : {-1.0, 1.0}) breaks.push_back(root + side * std::ldexp(1.0, -level));
-    }
-    std::sort(breaks.begin(), breaks.end());
-    breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
-    breaks.erase(std::remove_if(breaks.begin(), breaks.end(), [&](double b) { return b < z_lo || b > z_hi; }),
-                 breaks.end());
-  }
+  const auto add_break = [&](double point, std::initializer_list<double> graded_sides) {
+    breaks.push_back(point);
+    for (int level = 1; level <= kGradingLevels; ++level)
+      for (double side : graded_sides) breaks.push_back(point + side * std::ldexp(1.0, -level));
+  };
+  if (model.classes > 2) add_break(-tau * std::log(kd - 1), {1.0});  // no top-label mass below
+  if (!even_integer(p))
+    for (double root : kinks(model, shape, grid, threads))
+      p == std::floor(p) ? add_break(root, {}) : add_break(root, {-1.0, 1.0});
+  std::sort(breaks.begin(), breaks.end());
+  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  breaks.erase(std::remove_if(breaks.begin(), breaks.end(), [&](double b) { return b < z_lo || b > z_hi; }),
+               breaks.end());
 
   // Nodes of the coarse rule (one Gauss-Legendre rule per panel) and of the fine rule (one per half).
   const GaussLegendre rule = GaussLegendre::make(kRulePoints);

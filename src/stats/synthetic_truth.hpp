@@ -28,7 +28,10 @@ struct GaussLegendre {
   static GaussLegendre make(std::size_t points);
 };
 
-/// A sample of the other classes' shape v, split into equal jackknife groups.
+/// Points of the other classes' shape v in equal jackknife groups: group g holds the first points of the
+/// Halton sequence in K - 2 dimensions, shifted modulo 1 by a uniform random vector of its own
+/// (randomised quasi-Monte Carlo: every group is an independent, unbiased rule, so the jackknife over
+/// groups gives an honest standard error), mapped onto the simplex by stick-breaking.
 struct ShapeSample {
   std::vector<double> shift;     ///< tau log A: rho = z + shift
   std::vector<double> log_b;     ///< log B
@@ -36,7 +39,8 @@ struct ShapeSample {
   std::size_t groups = 1;
 
   std::size_t size() const { return shift.size(); }
-  /// samples (rounded up to a multiple of groups; groups samples when K = 2, where v = (1)).
+  /// samples points (rounded up to a multiple of groups; `groups` points when K = 2, where v = (1));
+  /// the shifts are drawn from seed.
   static ShapeSample draw(const SyntheticModel& model, std::size_t samples, std::size_t groups,
                           std::uint64_t seed, int threads);
 };

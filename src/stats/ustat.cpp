@@ -43,17 +43,17 @@ double distinct_product_sum(std::span<const std::span<const double>> factors) {
   const std::size_t n = factors[0].size();
   for (auto f : factors) ECEKDE_ASSERT(f.size() == n);
 
-  // subset_sum[mask] = sum_i prod_{t in mask} factors[t][i]
-  std::array<double, 1u << kMaxFactors> subset_sum{};
-  for (unsigned mask = 1; mask < (1u << m); ++mask) {
-    double s = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      double prod = 1;
-      for (std::size_t t = 0; t < m; ++t)
-        if (mask & (1u << t)) prod *= factors[t][i];
-      s += prod;
+  // subset_sum[mask] = sum_i prod_{t in mask} factors[t][i]; per i the products of all masks are built
+  // from the mask without its lowest bit.
+  std::array<double, 1u << kMaxFactors> subset_sum{}, prod{};
+  prod[0] = 1;
+  const unsigned masks = 1u << m;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (unsigned mask = 1; mask < masks; ++mask) {
+      const unsigned low = static_cast<unsigned>(__builtin_ctz(mask));
+      prod[mask] = prod[mask & (mask - 1)] * factors[low][i];
+      subset_sum[mask] += prod[mask];
     }
-    subset_sum[mask] = s;
   }
 
   double total = 0;
