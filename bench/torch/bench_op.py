@@ -5,7 +5,8 @@ the same formula (torch/tests/kde_reference.py), per batch size and class count.
 
 Both sides run with the same thread count (torch.set_num_threads and the op's threads argument) on the
 same float32 probabilities (a leaf, as softmax output would be), at the same fixed bandwidth; "op, auto h"
-adds the per-batch LOO-likelihood bandwidth choice. Each figure is the median over repeated calls."""
+adds the per-batch LOO-likelihood bandwidth choice. The three run in turn, round after round, and each
+figure is the median of its calls (each side runs for at least --min-time seconds)."""
 import argparse
 import os
 import statistics
@@ -18,16 +19,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kde_reference  # noqa: E402
 
 
-def median_seconds(call, min_time, min_repeats=5, warmup=2):
+def interleaved_medians(calls, min_time, min_rounds=5, warmup=2):
+    """Median seconds per call of each of `calls`, run in turn round after round (so that a change in
+    machine load hits all of them alike) until each has run for about min_time."""
     for _ in range(warmup):
-        call()
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_repeats or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for call in calls:
+            call()
+    times = [[] for _ in calls]
+    while len(times[0]) < min_rounds or min(sum(t) for t in times) < min_time:
+        for call, t in zip(calls, times):
+            t0 = time.perf_counter()
+            call()
+            t.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def main():
@@ -48,8 +52,8 @@ def main():
     dtype = getattr(torch, args.dtype)
     op = torch.ops.ecekde.calibration_error
     print(f"ecekde op vs PyTorch autograd: type {args.type}, p = {args.p}, h = {args.bandwidth}, {args.dtype}, "
-          f"{args.threads} thread(s), torch {torch.__version__}, median of >= {args.min_time} s per figure\n")
-    print("| n | K | op fwd+bwd (ms) | op, auto h (ms) | PyTorch autograd (ms) | PyTorch / op | max rel. value diff |")
+          f"{args.threads} thread(s), torch {torch.__version__}, interleaved, median of >= {args.min_time} s per figure\n")
+    print("| n | K | op fwd+bwd (ms) | op, auto h (ms) | PyTorch autograd (ms) | PyTorch / op | rel. value diff |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for k in (int(v) for v in args.classes.split(",")):
         for n in (int(v) for v in args.sizes.split(",")):
@@ -69,9 +73,7 @@ def main():
             with torch.no_grad():
                 a = op(probs, labels, args.type, args.p, args.bandwidth, threads=args.threads).item()
                 b = kde_reference.calibration_error(probs, labels, args.type, args.p, args.bandwidth).item()
-            t_op = median_seconds(ours, args.min_time)
-            t_auto = median_seconds(lambda: ours(None), args.min_time)
-            t_ref = median_seconds(theirs, args.min_time)
+            t_op, t_auto, t_ref = interleaved_medians([ours, lambda: ours(None), theirs], args.min_time)
             print(f"| {n} | {k} | {1e3 * t_op:.3f} | {1e3 * t_auto:.3f} | {1e3 * t_ref:.3f} | {t_ref / t_op:.1f} | "
                   f"{abs(a - b) / abs(b):.1e} |", flush=True)
 
