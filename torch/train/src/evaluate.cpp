@@ -67,11 +67,13 @@ Metrics evaluate(std::span<const double> logits, std::span<const std::int64_t> l
   m.nll = nll / static_cast<double>(n);
   m.brier = brier / static_cast<double>(n);
 
-  EstimateOptions kde;
-  kde.execution.threads = options.threads;
-  const Result r = estimate(probs, y, kde);
-  m.ece_kde = r.ce;
-  m.ece_kde_bandwidth = r.bandwidth;
+  if (options.kde) {
+    EstimateOptions kde;
+    kde.execution.threads = options.threads;
+    const Result r = estimate(probs, y, kde);
+    m.ece_kde = r.ce;
+    m.ece_kde_bandwidth = r.bandwidth;
+  }
 
   BinnedOptions bin;
   bin.binning = Binning::equal_mass;

@@ -90,10 +90,12 @@ ExperimentResult run_experiment(const ExperimentOptions& o, std::ostream* progre
     r.binary_test = {evaluate_binary(sigmoid(tst, 1), r.test_labels, threads),
                      evaluate_binary(sigmoid(tst, r.temperature), r.test_labels, threads)};
   } else {
-    EvaluationOptions no_bootstrap = o.evaluation;
-    no_bootstrap.bootstrap = 0;
-    r.validation = {evaluate(val, r.validation_labels, 1, no_bootstrap),
-                    evaluate(val, r.validation_labels, r.temperature, no_bootstrap)};
+    // Validation: no intervals, and ECE^KDE only before T (what the choice of lambda looks at).
+    EvaluationOptions light = o.evaluation;
+    light.bootstrap = 0;
+    const Metrics val_before = evaluate(val, r.validation_labels, 1, light);
+    light.kde = false;
+    r.validation = {val_before, evaluate(val, r.validation_labels, r.temperature, light)};
     r.test = {evaluate(tst, r.test_labels, 1, o.evaluation), evaluate(tst, r.test_labels, r.temperature, o.evaluation)};
   }
   r.evaluation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

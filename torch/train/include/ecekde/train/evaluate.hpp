@@ -1,6 +1,7 @@
 // Test-set metrics of the training study, computed with the ecekde library from logits (no LibTorch).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,7 @@ struct EvaluationOptions {
   double level = 0.95;               ///< central probability of that interval
   std::uint64_t seed = 0;            ///< of the resampling
   std::size_t diagram_bins = 15;     ///< equal-width bins of the top-label reliability diagram
+  bool kde = true;                   ///< estimate ECE^KDE (the costly part: O(n^2) per bandwidth)
   int threads = 0;                   ///< 0 = every hardware thread
 };
 
@@ -25,8 +27,8 @@ struct Metrics {
   double accuracy = 0;          ///< fraction whose argmax (ties: lowest class) equals the label
   double nll = 0;               ///< mean -log p_y
   double brier = 0;             ///< mean over samples of sum_k (p_k - [y = k])^2 (in [0, 2])
-  double ece_kde = 0;           ///< canonical L1 ECE^KDE (Eq. 9 of the paper), LOO-likelihood bandwidth
-  double ece_kde_bandwidth = 0; ///< the bandwidth chosen for it
+  double ece_kde = NAN;         ///< canonical L1 ECE^KDE (Eq. 9 of the paper), LOO-likelihood bandwidth
+  double ece_kde_bandwidth = NAN; ///< the bandwidth chosen for it (both NaN when not estimated)
   double ece_bin = 0;           ///< top-label L1 ECE^bin, equal-mass bins, classic per-bin form
   double ece_bin_lower = 0;     ///< percentile bootstrap interval of ece_bin (equal to it without resamples)
   double ece_bin_upper = 0;

@@ -23,7 +23,8 @@ struct ExperimentOptions {
   std::size_t eval_size = 0;        ///< use the first N of validation and test; 0 = all (for quick runs)
   std::int64_t binary_negative = 0; ///< binary objectives: class relabelled 0 (T-shirt/top) ...
   std::int64_t binary_positive = 6; ///< ... and class relabelled 1 (Shirt)
-  EvaluationOptions evaluation;     ///< test metrics; validation metrics use the same without bootstrap
+  /// Test metrics; validation metrics use the same without bootstrap, and ECE^KDE only before T.
+  EvaluationOptions evaluation;
 };
 
 /// Metrics before and after temperature scaling.
