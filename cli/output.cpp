@@ -9,7 +9,7 @@ nlohmann::ordered_json selection_json(const BandwidthSelection& s) {
   return {{"criterion", to_string(s.criterion)}, {"grid", s.grid},
           {"score", s.score},                    {"refined_grid", s.refined_grid},
           {"refined_score", s.refined_score},    {"chosen", s.bandwidth},
-          {"chosen_score", s.best_score}};
+          {"chosen_score", s.best_score},        {"rows", s.rows}};
 }
 
 nlohmann::ordered_json result_json(const Result& r) {
@@ -27,6 +27,7 @@ std::string bandwidth_rule(const Result& r) {
   std::string rule = "auto: " + std::string(to_string(s.criterion)) + ", " + std::to_string(s.grid.size()) +
                      "-point grid";
   if (!s.refined_grid.empty()) rule += ", refined";
+  if (s.rows > 0 && r.n > s.rows) rule += ", criterion on " + std::to_string(s.rows) + " of " + std::to_string(r.n) + " rows";
   return rule;
 }
 

@@ -53,6 +53,10 @@ struct BandwidthOptions {
   std::vector<double> grid;
   /// Refine around the best grid point by a search in log h (bounded by its grid neighbours).
   bool refine = true;
+  /// Evaluate the criterion's mean over at most this many rows: with more samples, a random subset of
+  /// rows (fixed seed, the same for every candidate h) is used, each still scored against all other
+  /// samples. An unbiased estimate of the full mean that keeps selection fast at large n; 0 = all rows.
+  std::size_t max_rows = 20000;
 };
 
 /// Options of estimate().
@@ -74,6 +78,7 @@ struct BandwidthSelection {
   std::vector<double> refined_score;   ///< their criterion values
   double bandwidth = 0;                ///< the chosen h
   double best_score = 0;               ///< the criterion at the chosen h
+  std::size_t rows = 0;                ///< rows the criterion was averaged over (n, or max_rows)
 };
 
 /// One calibration error estimate.

@@ -8,6 +8,7 @@
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
 #include "core/text.hpp"
+#include "ecekde/random.hpp"
 
 namespace ecekde {
 
@@ -70,27 +71,54 @@ double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan&
   return accurate_sum(terms) / static_cast<double>(n);
 }
 
+std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows) {
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i;
+  if (max_rows == 0 || n <= max_rows) return rows;
+  Rng rng(0);  // a partial Fisher-Yates shuffle: the first max_rows entries are a uniform subset
+  for (std::size_t i = 0; i < max_rows; ++i) std::swap(rows[i], rows[i + rng.below(n - i)]);
+  rows.resize(max_rows);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems,
                                      std::span<const double> bandwidths, BandwidthCriterion criterion,
-                                     const SweepPlan& plan) {
-  const std::size_t H = bandwidths.size();
+                                     std::span<const std::size_t> rows, const SweepPlan& plan) {
+  const std::size_t H = bandwidths.size(), R = rows.size();
   std::vector<double> scores(H, 0.0);
   for (const auto& lp : problems) {
-    const std::size_t n = lp.points.n;
+    const KernelPoints& x = lp.points;
+    const std::size_t n = x.n;
     std::vector<std::vector<double>> offsets(H, std::vector<double>(n));
     std::vector<double> inv_h(H);
     for (std::size_t b = 0; b < H; ++b) {
-      lp.points.centre_offsets(bandwidths[b], offsets[b]);
+      x.centre_offsets(bandwidths[b], offsets[b]);
       inv_h[b] = 1 / bandwidths[b];
     }
-    std::vector<double> log_sums(n * H);  // row-major n x H
-    auto finish = [&](std::size_t j, const double* v) { std::copy_n(v, H, log_sums.begin() + static_cast<std::ptrdiff_t>(j * H)); };
-    sweep(lp.points, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish));
-    std::vector<double> column(n);
+    std::vector<double> log_sums(R * H);  // row-major R x H
+    auto finish = [&](std::size_t j, const double* v) {
+      std::copy_n(v, H, log_sums.begin() + static_cast<std::ptrdiff_t>(j * H));
+    };
+    if (R == n) {
+      sweep(x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish));
+    } else {
+      // the chosen input rows, located in this problem's (label-sorted) order
+      std::vector<std::size_t> position(n), self(R);
+      for (std::size_t j = 0; j < n; ++j) position[lp.original[j]] = j;
+      std::vector<double> picked(R * x.dim);
+      for (std::size_t r = 0; r < R; ++r) {
+        self[r] = position[rows[r]];
+        for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(self[r], k);
+      }
+      const auto subset = KernelPoints::from_rows(picked.data(), R, x.dim);
+      sweep(subset, x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish, self));
+    }
+    std::vector<double> column(R);
     const double log_norm = std::log(static_cast<double>(n - 1));
     for (std::size_t b = 0; b < H; ++b) {
-      for (std::size_t j = 0; j < n; ++j) column[j] = log_sums[j * H + b];
-      double score = accurate_sum(column) / static_cast<double>(n) - log_norm;
+      for (std::size_t j = 0; j < R; ++j) column[j] = log_sums[j * H + b];
+      double score = accurate_sum(column) / static_cast<double>(R) - log_norm;
       if (criterion == BandwidthCriterion::reference) score -= std::log(bandwidths[b]);
       scores[b] += score;
     }
@@ -117,7 +145,9 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   BandwidthSelection sel;
   sel.criterion = options.criterion;
   sel.grid = checked_grid(options.grid);
-  sel.score = bandwidth_scores(problems, sel.grid, options.criterion, plan);
+  const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
+  sel.rows = rows.size();
+  sel.score = bandwidth_scores(problems, sel.grid, options.criterion, rows, plan);
   const auto best = static_cast<std::size_t>(std::max_element(sel.score.begin(), sel.score.end()) - sel.score.begin());
   sel.bandwidth = sel.grid[best];
   sel.best_score = sel.score[best];
@@ -127,7 +157,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   // down to a bracket of 0.01 decades; the answer is the best bandwidth actually evaluated.
   auto evaluate = [&](double t) {
     const double h = std::exp(t);
-    const double s = bandwidth_scores(problems, std::span<const double>(&h, 1), options.criterion, plan)[0];
+    const double s = bandwidth_scores(problems, std::span<const double>(&h, 1), options.criterion, rows, plan)[0];
     sel.refined_grid.push_back(h);
     sel.refined_score.push_back(s);
     if (s > sel.best_score) {

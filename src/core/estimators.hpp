@@ -18,10 +18,15 @@ double row_error(const LabelledPoints& lp, std::size_t j, const double* sums, do
 /// mean_j of row_error at bandwidth h: one problem's CE_p^p (before the type's weight).
 double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan& plan);
 
-/// The bandwidth criterion at each of `bandwidths`, summed over the problems (see BandwidthCriterion).
+/// The input rows the bandwidth criterion is averaged over: all n, or a uniform random subset of
+/// max_rows of them (fixed seed), in increasing order.
+std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows);
+
+/// The bandwidth criterion at each of `bandwidths`, averaged over the input rows `rows` (each scored
+/// against all other samples) and summed over the problems (see BandwidthCriterion).
 std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems,
                                      std::span<const double> bandwidths, BandwidthCriterion criterion,
-                                     const SweepPlan& plan);
+                                     std::span<const std::size_t> rows, const SweepPlan& plan);
 
 /// Grid search plus golden-section refinement.
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,

@@ -70,14 +70,16 @@ class ClassSums {
   bool leave_one_out_;
 };
 
-/// Per row j and each of several bandwidths h: log sum_{i != j} k_h(x_j; x_i), sharing the dot products
-/// between bandwidths. Calls finish(j, log_sums) once per row (one value per bandwidth).
+/// Per row j and each of several bandwidths h: log sum_{i != self(j)} k_h(x_j; x_i), sharing the dot
+/// products between bandwidths. self(j) is the centre that row j is (rows[j], or j itself when `self` is
+/// empty: rows and centres are the same points). Calls finish(j, log_sums) once per row (one value per
+/// bandwidth).
 template <class Finish>
 class LogKernelSums {
  public:
   LogKernelSums(const TileKernels& kern, const std::vector<std::vector<double>>& offsets,
-                std::vector<double> inv_h, Finish finish)
-      : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)) {}
+                std::vector<double> inv_h, Finish finish, std::span<const std::size_t> self = {})
+      : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)), self_(self) {}
 
   struct Scratch {
     std::vector<OnlineMax> max;
@@ -99,7 +101,7 @@ class LogKernelSums {
             const double* dots, std::size_t ld) const {
     const std::size_t H = inv_h_.size();
     for (std::size_t q = 0; q < rows; ++q) {
-      const std::size_t skip = diagonal_in_block(row0 + q, col0, cols);
+      const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
       for (std::size_t b = 0; b < H; ++b) {
         const auto step = s.max[q * H + b].weights(kern_, dots + q * ld, s.w.data(),
                                                    offsets_[b].data() + col0, inv_h_[b], cols, skip);
@@ -123,6 +125,7 @@ class LogKernelSums {
   const std::vector<std::vector<double>>& offsets_;
   std::vector<double> inv_h_;
   Finish finish_;
+  std::span<const std::size_t> self_;
 };
 
 }  // namespace ecekde::detail
