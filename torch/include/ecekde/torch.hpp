@@ -22,7 +22,7 @@ struct CalibrationErrorOptions {
 /// The ECE^KDE estimate of `type` for the predictions `probs` (n x K; K = 1 holds P(y = 1) for the
 /// binary type, and a 1-D tensor of n values is read as that one column) against `labels` (n class
 /// indices, int64 or int32). probs: float32 or float64 on the CPU, any strides; every entry is a free
-/// variable (no projection onto the simplex), rows must sum to 1 within 1e-6 as in ecekde::estimate.
+/// variable (no projection onto the simplex); rows must sum to 1 within ecekde::estimate's tolerance.
 /// Returns a 0-d tensor of probs' dtype; its backward gives d/d probs (labels get no gradient), and
 /// second derivatives raise an error. Throws c10::Error carrying ecekde's message on bad input.
 at::Tensor calibration_error(const at::Tensor& probs, const at::Tensor& labels,
