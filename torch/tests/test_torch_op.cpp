@@ -280,7 +280,7 @@ TEST(TorchOp, AnyStridesAndInt32LabelsGiveTheContiguousResult) {
     }
 }
 
-TEST(TorchOp, BackwardScalesTheIncomingGradientAndLabelsGetNone) {
+TEST(TorchOp, BackwardScalesTheIncomingGradient) {
   const Batch b = make_batch(20, 3, 23);
   const CalibrationErrorOptions o = options(CalibrationType::canonical, 2, 0.2);
   auto f = [&](const at::Tensor& x) { return ecekde::torch::calibration_error(x, b.labels, o); };
