@@ -15,6 +15,7 @@
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/kernel_regression.hpp"
 #include "module.hpp"
 #include "results.hpp"
 
@@ -35,7 +36,7 @@ EstimateOptions estimate_options(std::string_view type, double p, std::optional<
   if (grid) o.bandwidth_selection.grid = std::move(*grid);
   o.bandwidth_selection.refine = refine;
   o.renormalize = renormalize;
-  o.execution = {threads, block_size, std::move(isa)};
+  o.execution = {.threads = threads, .block_size = block_size, .isa = std::move(isa)};
   return o;
 }
 
@@ -90,7 +91,7 @@ void def_kde(py::module_& m, const char* name, const std::string& doc, Run run, 
 
 BootstrapOptions bootstrap_options(std::size_t replicates, double level, std::uint64_t seed,
                                    std::string_view copies) {
-  return {replicates, level, seed, parse_bootstrap_copies(copies)};
+  return {.replicates = replicates, .level = level, .seed = seed, .copies = parse_bootstrap_copies(copies)};
 }
 
 // A NumPy copy of labels the core made (the caller's own labels are passed as they are).
@@ -127,6 +128,22 @@ void register_kde(py::module_& m) {
             return g;
           });
 
+  def_kde<py::object>(
+      m, "kernel_regression",
+      docstring("The kernel estimates behind ECE^KDE read at query points, using every sample: the log density "
+                "of the predictions and the estimate of E[y | f = x] (ecekde::kernel_regression). canonical: "
+                "queries are Q x K points on the simplex; marginal, top-label, binary: Q scores in [0, 1] (shape "
+                "(Q,) or (Q, 1)), and column c of the result belongs to class c (marginal), to the top label's "
+                "correctness (top-label: the smooth reliability curve) or to y = 1 (binary).",
+                kde_arg_docs({ArgDoc("queries", "where to read the estimates (float32/float64)")}),
+                "KernelRegression"),
+      [](const ProbsInput& probs, const LabelsInput& labels, const EstimateOptions& o, py::object queries) {
+        const ProbsInput queries_in = probs_input(queries, "queries");
+        py::gil_scoped_release nogil;
+        return kernel_regression(probs.view, labels.view, queries_in.view, o);
+      },
+      py::arg("queries"));
+
   const BootstrapOptions b{};
   def_kde<std::size_t, double, std::uint64_t, std::string_view>(
       m, "bootstrap_kde",
@@ -154,7 +171,7 @@ void register_kde(py::module_& m) {
       [](const ProbsInput& probs, const LabelsInput& labels, const EstimateOptions& o, std::size_t replicates,
          std::uint64_t seed) {
         py::gil_scoped_release nogil;
-        return calibration_test_kde(probs.view, labels.view, o, {replicates, seed});
+        return calibration_test_kde(probs.view, labels.view, o, {.replicates = replicates, .seed = seed});
       },
       arg(param::test_replicates) = t.replicates, arg(param::test_seed) = t.seed);
 
@@ -209,7 +226,7 @@ void register_kde(py::module_& m) {
             idx.mutable_at(static_cast<py::ssize_t>(i)) = static_cast<std::int64_t>(rows[i]);
           return statistic(idx).cast<double>();
         };
-        const BootstrapOptions bo{replicates, level, seed, BootstrapOptions{}.copies};
+        const BootstrapOptions bo{.replicates = replicates, .level = level, .seed = seed};
         py::gil_scoped_release nogil;
         return bootstrap(n, call, bo, threads);
       },
@@ -235,7 +252,7 @@ void register_kde(py::module_& m) {
           return statistic(probs_in.array, labels_object(y, labels_in)).cast<double>();
         };
         py::gil_scoped_release nogil;
-        return calibration_test(probs_in.view, labels_in.view, call, {replicates, seed}, threads);
+        return calibration_test(probs_in.view, labels_in.view, call, {.replicates = replicates, .seed = seed}, threads);
       },
       docstring("A consistency-resampling calibration test with any statistic(probs, labels) -> float, e.g. "
                 "a binned ECE: relabelled copies draw label i from row i of probs (ecekde::calibration_test).",

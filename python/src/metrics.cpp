@@ -65,7 +65,8 @@ void register_metrics(py::module_& m) {
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         py::gil_scoped_release nogil;
-        return mmce(probs_in.view, labels_in.view, {weighted, kernel_width, gradient});
+        return mmce(probs_in.view, labels_in.view,
+                    {.weighted = weighted, .kernel_width = kernel_width, .gradient = gradient});
       },
       docstring("MMCE (Kumar, Sarawagi & Jain 2018) of the top-label confidences, with its gradients "
                 "(ecekde::mmce).",
@@ -84,7 +85,8 @@ void register_metrics(py::module_& m) {
         const ProbsInput logits_in = probs_input(logits, "logits");
         const LabelsInput labels_in = labels_input(labels);
         py::gil_scoped_release nogil;
-        return fit_temperature(logits_in.view, labels_in.view, {min_temperature, max_temperature});
+        return fit_temperature(logits_in.view, labels_in.view,
+                               {.min_temperature = min_temperature, .max_temperature = max_temperature});
       },
       docstring("Temperature scaling (Guo et al. 2017): the T > 0 minimising the mean NLL of softmax(logits / T) "
                 "(ecekde::fit_temperature).",

@@ -9,6 +9,7 @@
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/kernel_regression.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/synthetic.hpp"
 #include "ecekde/temperature.hpp"
@@ -162,6 +163,25 @@ void register_kde(py::module_& m) {
              "the statistic on each relabelled copy, in order")
       .field("bandwidth", [](const CalibrationTestResult& t) { return t.bandwidth; },
              "ECE^KDE only: the bandwidth used for every copy (0 otherwise)");
+
+  ResultClass<KernelRegression>(m, "KernelRegression", "The kernel estimates of ECE^KDE at query points.")
+      .field("type", [](const KernelRegression& r) { return std::string(to_string(r.type)); }, "calibration type")
+      .field("bandwidth", [](const KernelRegression& r) { return r.bandwidth; }, "the bandwidth h used")
+      .field("queries", [](const KernelRegression& r) { return r.queries; }, "number of query points Q")
+      .field("columns", [](const KernelRegression& r) { return r.columns; },
+             "columns of the estimates: K for canonical and marginal, 1 for top-label and binary")
+      .field("log_density",
+             [](py::object self) {
+               const KernelRegression& r = self.cast<const KernelRegression&>();
+               return array_over(r.log_density, {py::ssize_t(r.queries), py::ssize_t(r.columns)}, self);
+             },
+             "Q x columns: log (1/n) sum_i k_h(x_q; x_i) (canonical: the same value in every column)")
+      .field("expectation",
+             [](py::object self) {
+               const KernelRegression& r = self.cast<const KernelRegression&>();
+               return array_over(r.expectation, {py::ssize_t(r.queries), py::ssize_t(r.columns)}, self);
+             },
+             "Q x columns: the kernel estimate of E[y | f = x_q] (per column as described there)");
 }
 
 void register_metrics(py::module_& m) {

@@ -32,7 +32,9 @@ RatioDebiasing parse_debiasing(std::string_view name) {
   fail("unknown debiasing '" + std::string(name) + "' (expected none, paper or complete)");
 }
 
-SyntheticModel model_of(std::size_t classes, double t1, double t2) { return {classes, t1, t2}; }
+SyntheticModel model_of(std::size_t classes, double t1, double t2) {
+  return {.classes = classes, .t1 = t1, .t2 = t2};
+}
 
 }  // namespace
 
@@ -59,7 +61,8 @@ void register_stats(py::module_& m) {
       "synthetic_ground_truth",
       [](std::size_t classes, double t1, double t2, double p, std::size_t canonical_samples,
          std::size_t inner_samples, std::size_t jackknife_groups, std::uint64_t seed, int threads) {
-        const GroundTruthOptions o{p, canonical_samples, inner_samples, jackknife_groups, seed, threads};
+        const GroundTruthOptions o{.p = p, .canonical_samples = canonical_samples, .inner_samples = inner_samples,
+                                   .jackknife_groups = jackknife_groups, .seed = seed, .threads = threads};
         py::gil_scoped_release nogil;
         return synthetic_ground_truth(model_of(classes, t1, t2), o);
       },
