@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ecekde/error.hpp"
+#include "expect_error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
 
@@ -17,12 +17,9 @@ using ecekde::CalibrationType;
 std::string error_of(const std::vector<double>& f, std::size_t k, const std::vector<std::int64_t>& y,
                      ecekde::EstimateOptions o = {}) {
   if (!o.bandwidth) o.bandwidth = 0.1;
-  try {
+  return testing_support::error_message([&] {
     ecekde::estimate(ecekde::ProbsView::row_major(f.data(), k == 0 ? 0 : f.size() / k, k), ecekde::LabelsView(y), o);
-  } catch (const ecekde::Error& e) {
-    return e.what();
-  }
-  return "no error";
+  });
 }
 
 const std::vector<double> good = {0.5, 0.5, 0.2, 0.8, 0.9, 0.1};
@@ -69,18 +66,12 @@ TEST(Inputs, ExactMessages) {
   o = {};
   o.bandwidth_selection.grid = {0.1, -0.2};
   o.bandwidth.reset();
-  try {
-    ecekde::estimate(ecekde::ProbsView::row_major(good.data(), 3, 2), ecekde::LabelsView(labels), o);
-    FAIL();
-  } catch (const ecekde::Error& e) {
-    EXPECT_STREQ(e.what(), "bandwidth grid values must be finite numbers > 0, got -0.2");
-  }
-  EXPECT_THROW(ecekde::parse_calibration_type("foo"), ecekde::Error);
-  try {
-    ecekde::parse_calibration_type("foo");
-  } catch (const ecekde::Error& e) {
-    EXPECT_STREQ(e.what(), "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
-  }
+  EXPECT_THROW_MSG(ecekde::estimate(ecekde::ProbsView::row_major(good.data(), 3, 2), ecekde::LabelsView(labels), o),
+                   "bandwidth grid values must be finite numbers > 0, got -0.2");
+  EXPECT_THROW_MSG(ecekde::parse_calibration_type("foo"),
+                   "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
+  EXPECT_THROW_MSG(ecekde::parse_bandwidth_criterion("bic"),
+                   "unknown bandwidth criterion 'bic' (expected loo-likelihood or reference)");
 }
 
 TEST(Inputs, RenormalizeRescalesRowsAndRejectsZeroRows) {
@@ -104,13 +95,10 @@ TEST(Inputs, Float32RowSumToleranceScalesWithClasses) {
   o.bandwidth = 0.1;
   EXPECT_NO_THROW(ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 2, k), ecekde::LabelsView(y), o));
   std::vector<double> d(f.begin(), f.end());
-  try {
-    ecekde::estimate(ecekde::ProbsView::row_major(d.data(), 2, k), ecekde::LabelsView(y), o);
-    FAIL();
-  } catch (const ecekde::Error& e) {
-    EXPECT_EQ(std::string(e.what()).substr(0, 27), "probs row 0 sums to 1.00000") << e.what();
-    EXPECT_NE(std::string(e.what()).find("(tolerance 1e-06)"), std::string::npos) << e.what();
-  }
+  const std::string message = testing_support::error_message(
+      [&] { ecekde::estimate(ecekde::ProbsView::row_major(d.data(), 2, k), ecekde::LabelsView(y), o); });
+  EXPECT_EQ(message.substr(0, 27), "probs row 0 sums to 1.00000") << message;
+  EXPECT_NE(message.find("(tolerance 1e-06)"), std::string::npos) << message;
 }
 
 // Probabilities of exactly 0 and 1 and extreme bandwidths give finite values (documented rule).

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ecekde/error.hpp"
+#include "expect_error.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
@@ -81,26 +81,14 @@ TEST(KernelRegression, TopLabelCurveMatchesDirectSumsAndDensityIntegratesToOne) 
 TEST(KernelRegression, Errors) {
   const auto d = testdata::softmax_predictions(10, 3, 4, 2.0, 1.5);
   const std::vector<double> bad = {0.5, 0.6};
-  auto message = [&](CalibrationType type, std::size_t cols) {
-    try {
-      ecekde::kernel_regression(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y),
-                                ecekde::ProbsView::row_major(bad.data(), 2 / cols, cols), fixed(type, 0.1));
-    } catch (const ecekde::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+  auto regress = [&](const std::vector<double>& q, CalibrationType type, std::size_t cols) {
+    return ecekde::kernel_regression(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y),
+                                     ecekde::ProbsView::row_major(q.data(), q.size() / cols, cols), fixed(type, 0.1));
   };
-  EXPECT_EQ(message(CalibrationType::canonical, 1), "queries for type canonical need 3 columns, got 1");
-  EXPECT_EQ(message(CalibrationType::marginal, 2), "queries for type marginal need 1 column, got 2");
-  const std::vector<double> out_of_range = {0.5, 1.5};
-  try {
-    ecekde::kernel_regression(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y),
-                              ecekde::ProbsView::column(std::span<const double>(out_of_range)),
-                              fixed(CalibrationType::top_label, 0.1));
-    FAIL();
-  } catch (const ecekde::Error& e) {
-    EXPECT_STREQ(e.what(), "queries row 1, column 0: value 1.5 is not a probability");
-  }
+  EXPECT_THROW_MSG(regress(bad, CalibrationType::canonical, 1), "queries for type canonical need 3 columns, got 1");
+  EXPECT_THROW_MSG(regress(bad, CalibrationType::marginal, 2), "queries for type marginal need 1 column, got 2");
+  EXPECT_THROW_MSG(regress({0.5, 1.5}, CalibrationType::top_label, 1),
+                   "queries row 1, column 0: value 1.5 is not a probability");
 }
 
 }  // namespace

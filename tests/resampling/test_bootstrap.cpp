@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ecekde/bootstrap.hpp"
-#include "ecekde/error.hpp"
+#include "expect_error.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
 
@@ -156,20 +156,10 @@ TEST(Bootstrap, GenericStatisticAndErrors) {
   EXPECT_DOUBLE_EQ(iv.estimate, 3.875);
   for (std::size_t r = 0; r < b.replicates; ++r) EXPECT_EQ(iv.replicates[r], mean(ecekde::bootstrap_indices(x.size(), 0, r)));
   b.replicates = 1;
-  try {
-    ecekde::bootstrap(x.size(), mean, b);
-    FAIL();
-  } catch (const ecekde::Error& e) {
-    EXPECT_STREQ(e.what(), "bootstrap replicates must be at least 2, got 1");
-  }
+  EXPECT_THROW_MSG(ecekde::bootstrap(x.size(), mean, b), "bootstrap replicates must be at least 2, got 1");
   b.replicates = 10;
   b.level = 1.5;
-  try {
-    ecekde::bootstrap(x.size(), mean, b);
-    FAIL();
-  } catch (const ecekde::Error& e) {
-    EXPECT_STREQ(e.what(), "bootstrap level must be in (0, 1), got 1.5");
-  }
+  EXPECT_THROW_MSG(ecekde::bootstrap(x.size(), mean, b), "bootstrap level must be in (0, 1), got 1.5");
 }
 
 }  // namespace
