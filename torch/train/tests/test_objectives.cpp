@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
+#include "ecekde/debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/mmce.hpp"
@@ -115,30 +116,30 @@ TEST(Objectives, FocalLossesFromTheFormula) {
   EXPECT_NEAR(compute_loss(logits, labels, o).total.item<double>(), -(std::log(0.1) + std::log(0.7)) / 2, 1e-14);
 }
 
-// Eq. 7 with fully normalised Beta densities, straight from the paper.
-double sharpness_oracle(const std::vector<double>& f, const std::vector<double>& y, double h) {
+// Eq. 7 with fully normalised Beta densities written from the paper, each row's ratio by the library's
+// ecekde::sharpness_at.
+double sharpness_oracle(const std::vector<double>& f, const std::vector<std::int64_t>& y, double h) {
   const std::size_t n = f.size();
   double total = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    double s1 = 0, s2 = 0, t1 = 0, t2 = 0;
+    std::vector<double> kernel;
+    std::vector<std::int64_t> others;
     for (std::size_t i = 0; i < n; ++i) {
       if (i == j) continue;
       const double a = f[i] / h + 1, b = (1 - f[i]) / h + 1;
-      const double k = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + (a - 1) * std::log(f[j]) +
-                                (b - 1) * std::log(1 - f[j]));
-      s1 += k;
-      s2 += k * k;
-      t1 += k * y[i];
-      t2 += k * y[i] * k * y[i];
+      kernel.push_back(std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + (a - 1) * std::log(f[j]) +
+                                (b - 1) * std::log(1 - f[j])));
+      others.push_back(y[i]);
     }
-    total += (t1 * t1 - t2) / (s1 * s1 - s2);
+    total += ecekde::sharpness_at(kernel, others);
   }
   return total / static_cast<double>(n);
 }
 
 TEST(Objectives, DebiasedSharpnessMatchesEquation7) {
   const at::Tensor z = random_logits(30, 1, 5, 1.5).reshape({-1}), labels = random_labels(30, 2, 6);
-  const std::vector<double> f = to_vector(z.sigmoid()), y = to_vector(labels);
+  const std::vector<double> f = to_vector(z.sigmoid());
+  const std::vector<std::int64_t> y(labels.data_ptr<std::int64_t>(), labels.data_ptr<std::int64_t>() + 30);
   for (double h : {0.05, 0.2, 1.0})
     EXPECT_NEAR(debiased_sharpness(z, labels, h).item<double>(), sharpness_oracle(f, y, h), 1e-12) << "h = " << h;
   expect_gradient_matches([&](const at::Tensor& x) { return debiased_sharpness(x, labels, 0.1); }, z, 10, 1e-5);
