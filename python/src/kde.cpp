@@ -212,6 +212,16 @@ void register_kde(py::module_& m) {
       },
       "The defaults of the estimate options (EstimateOptions{}), for the package's Python functions.");
 
+  m.def(
+      "_estimate_parameters",
+      [] {
+        py::dict help;
+        for (const ArgDoc& a : kde_arg_docs())
+          if (a.name != "probs" && a.name != "labels") help[py::str(std::string(a.name))] = std::string(a.help);
+        return help;
+      },
+      "The estimate options' help texts from the shared parameter table (what the CLI's --help shows).");
+
   m.def("default_bandwidth_grid", [] { return array_from(default_bandwidth_grid(), {20}); },
         "The paper's candidate bandwidths: 10^linspace(-5, -1, 15) followed by 0.2, 0.4, 0.6, 0.8, 1.0.");
 
