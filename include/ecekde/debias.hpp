@@ -42,7 +42,7 @@ enum class RatioDebiasing {
 
 /// mu_Y / mu_X from i.i.d. pairs (x_i, y_i): ybar / xbar, corrected as asked. The expansion behind the
 /// corrections needs mu_X away from 0 relative to the spread of X (e.g. x_i > 0). n >= 1 for none,
-/// n >= 3 otherwise. Every y_i = 0 gives 0 for every variant.
+/// n >= 4 otherwise. Every y_i = 0 gives 0 for every variant.
 double ratio_of_means(std::span<const double> x, std::span<const double> y,
                       RatioDebiasing debiasing = RatioDebiasing::none);
 

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "core/text.hpp"
@@ -59,11 +61,10 @@ double distinct_sum(std::initializer_list<Span> factors) {
 struct Summary {
   double n, xbar, ybar;
   double see = 0, sdd = 0, sed = 0, seee = 0, seed = 0, sedd = 0, seeee = 0;  // central power sums
-  std::vector<double> e, d;
 
-  Summary(Span x, Span y) : n(static_cast<double>(x.size())), xbar(mean(x)), ybar(mean(y)), e(x.size()), d(y.size()) {
+  Summary(Span x, Span y) : n(static_cast<double>(x.size())), xbar(mean(x)), ybar(mean(y)) {
     for (std::size_t i = 0; i < x.size(); ++i) {
-      const double a = e[i] = x[i] - xbar, b = d[i] = y[i] - ybar;
+      const double a = x[i] - xbar, b = y[i] - ybar;
       see += a * a, sdd += b * b, sed += a * b;
       seee += a * a * a, seed += a * a * b, sedd += a * b * b, seeee += a * a * a * a;
     }
@@ -179,14 +180,16 @@ double ratio_of_squared_means_paper(const char* function, const Summary& m) {
 double ratio_of_squared_means_complete(Span x, Span y, const Summary& m) {
   const std::size_t count = x.size();
   const double n = m.n;
-  std::vector<double> e2(count), ed(count);
+  std::vector<double> e(count), d(count), e2(count), ed(count);
   for (std::size_t i = 0; i < count; ++i) {
-    e2[i] = m.e[i] * m.e[i];
-    ed[i] = m.e[i] * m.d[i];
+    e[i] = x[i] - m.xbar;
+    d[i] = y[i] - m.ybar;
+    e2[i] = e[i] * e[i];
+    ed[i] = e[i] * d[i];
   }
   const double ff4 = detail::falling_factorial(count, 4);
-  const double my2_var_x = ((n - 3) * distinct_sum({y, y, e2}) - distinct_sum({y, y, m.e, m.e})) / ff4;
-  const double mx_my_cov = ((n - 3) * distinct_sum({x, y, ed}) - distinct_sum({x, y, m.e, m.d})) / ff4;
+  const double my2_var_x = ((n - 3) * distinct_sum({y, y, e2}) - distinct_sum({y, y, e, e})) / ff4;
+  const double mx_my_cov = ((n - 3) * distinct_sum({x, y, ed}) - distinct_sum({x, y, e, d})) / ff4;
   const double b1 = 4 * (my2_var_x - mx_my_cov) / m.fourth_power_of_mean_x();
   const double xb = m.xbar, yb = m.ybar, v = m.var_x(), c = m.cov_xy();
   const double xb2 = xb * xb, xb4 = xb2 * xb2, xb5 = xb4 * xb, xb6 = xb4 * xb2;

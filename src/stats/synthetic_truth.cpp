@@ -66,8 +66,7 @@ void node_sums(const SyntheticModel& model, const ShapeSample& shape, double z, 
   for (std::size_t g = 0; g < shape.groups; ++g) {
     double den = 0, num = 0, top_den = 0, top_num = 0;
     for (std::size_t m = g * per_group; m < (g + 1) * per_group; ++m) {
-      // Branch-free (the signs vary from sample to sample): sigma(x) = 1 / (1 + e^-x) for x >= 0 and
-      // e^x / (1 + e^x) below.
+      // sigma(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so exp never overflows.
       const double rho = z + shape.shift[m];
       const double t = std::exp(-std::fabs(rho)), inv = 1 / (1 + t);
       const double s_plus = rho >= 0 ? inv : t * inv, s_minus = rho >= 0 ? t * inv : inv;

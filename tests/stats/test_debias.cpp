@@ -210,6 +210,97 @@ TEST(RatioOfSquaredMeans, DebiasingOrders) {
   }
 }
 
+// ---- the paper's displays written out literally (Appendix C: r_corr with r_a*, r_b*; Appendix D: terms
+// (a)-(f) with the typos corrected), from plain two-pass statistics, against the library's rewritten
+// forms (central moments, cancelled divisions). ----------------------------------------------------------
+
+struct Plain {
+  double n, mx, my, var_x, var_y, cov, q_x, q_y, p, mu3, mu4, cov_x2y, cov_y2x, cov_x2x;
+};
+
+double plain_cov(const std::vector<double>& a, const std::vector<double>& b) {
+  double ma = 0, mb = 0, s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+  ma /= a.size(), mb /= b.size();
+  for (std::size_t i = 0; i < a.size(); ++i) s += (a[i] - ma) * (b[i] - mb);
+  return s / (a.size() - 1.0);
+}
+
+Plain plain(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = x.size();
+  std::vector<double> x2(n), y2(n);
+  for (std::size_t i = 0; i < n; ++i) x2[i] = x[i] * x[i], y2[i] = y[i] * y[i];
+  Plain s;
+  s.n = static_cast<double>(n);
+  s.mx = s.my = 0;
+  for (std::size_t i = 0; i < n; ++i) s.mx += x[i] / n, s.my += y[i] / n;
+  s.var_x = plain_cov(x, x), s.var_y = plain_cov(y, y), s.cov = plain_cov(x, y);
+  s.q_x = mean_over_pairs(n, [&](auto i, auto j) { return x[i] * x[j]; });
+  s.q_y = mean_over_pairs(n, [&](auto i, auto j) { return y[i] * y[j]; });
+  s.p = mean_over_pairs(n, [&](auto i, auto j) { return x[i] * y[j]; });
+  s.mu3 = mean_over_triples(n, [&](auto i, auto j, auto k) { return x[i] * x[j] * x[k]; });
+  s.mu4 = mean_over_quadruples(n, x);
+  s.cov_x2y = plain_cov(x2, y), s.cov_y2x = plain_cov(y2, x), s.cov_x2x = plain_cov(x2, x);
+  return s;
+}
+
+// Appendix C, Eqs. r_a* and r_b*, as printed.
+void starred(const Plain& s, double& ra_star, double& rb_star) {
+  const double n1 = s.n - 1, ra = s.cov / s.p, rb = s.var_x / s.q_x;
+  ra_star = ra * (1 + ((s.my * s.cov_x2y + s.mx * s.cov_y2x) / (s.cov * s.mx * s.my) - 4) / n1 -
+                  (s.var_x / s.q_x + s.var_y / s.q_y + 2 * s.cov / (s.mx * s.my)) / n1);
+  rb_star = rb * (1 + 4 / n1 * (0.5 * s.cov_x2x / (s.mx * s.var_x) - 1) - 4 / n1 * s.var_x / s.q_x);
+}
+
+double paper_ratio_of_means(const Plain& s) {
+  double ra, rb;
+  starred(s, ra, rb);
+  const double n = s.n;
+  const double b2 = (s.cov_x2y - 2 * s.mx * s.cov) / (s.q_x * s.my) - (s.cov_x2x - 2 * s.mx * s.var_x) / s.mu3 -
+                    3 * s.var_x * s.cov / (s.mu3 * s.my) + 3 * s.var_x * s.var_x / s.mu4;
+  return s.my / s.mx * (1 - (rb - ra) / n - b2 / (n * n));
+}
+
+double paper_ratio_of_squared_means(const Plain& s) {
+  double ra, rb;
+  starred(s, ra, rb);
+  const double n = s.n, v = s.var_x, c = s.cov;
+  const double c2 = c * c / (s.q_x * s.q_y), v2 = v * v / (s.q_x * s.q_x), f1 = 1 / (n * (n - 1));
+  const double g2 = 32 * (n - 2) / (n * (n - 1) * (n - 1)), g3 = 4 * (n - 2) * (n - 3) / (n * (n - 1));
+  const double g4 = 24 * (n - 2) * (n - 3) * (n - 4) / (n * n * std::pow(n - 1, 3));
+  const double g5 = (n - 2) * (n - 3) * (n - 4) * (n - 5) / (n * n * (n - 1) * (n - 1));
+  const double a = 12 * f1 * c2 + 24 / n * ra;
+  const double b = 12 * f1 * v2 + 24 / n * rb;
+  const double cc = g2 * (s.cov_x2y / (s.q_x * s.my) + 2 * c * (v + s.q_x) / (s.mu3 * s.my)) + g3 * (8 / n * ra + 12 * f1 * c2);
+  const double d = g2 * (s.cov_x2x / s.mu3 + 2 * v * (v + s.q_x) / s.mu4) + g3 * (8 / n * rb + 12 * f1 * v2);
+  const double e = g4 * (s.cov_x2y / (s.my * s.q_x) + 4 * c * (v + s.q_x) / (s.my * s.mu3)) + g5 * (12 / n * ra + 30 * f1 * c2);
+  const double f = g4 * (s.cov_x2x / s.mu3 + 4 * v * (v + s.q_x) / s.mu4) + g5 * (12 / n * rb + 30 * f1 * v2);
+  return s.q_y / s.q_x * (1 + a - b - cc + d + e - f);
+}
+
+TEST(PaperScheme, MatchesTheAppendicesWrittenOutLiterally) {
+  ecekde::Rng rng(21);
+  for (std::size_t n : {6, 9, 17}) {
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = 0.3 + rng.uniform();
+      y[i] = rng.uniform() < 0.4 ? x[i] : 0.0;
+    }
+    y[0] = x[0], y[1] = x[1];  // at least two positive labels: the literal formulas divide by mu_Y^2-hat
+    const Plain s = plain(x, y);
+    EXPECT_NEAR(ecekde::ratio_of_means(x, y, RatioDebiasing::paper), paper_ratio_of_means(s), 1e-12) << n;
+    EXPECT_NEAR(ecekde::ratio_of_squared_means(x, y, RatioDebiasing::paper), paper_ratio_of_squared_means(s), 1e-12)
+        << n;
+  }
+}
+
+TEST(PaperScheme, SquaredRatioIsDefinedWithOnePositiveLabel) {
+  // The estimate of mu_Y^2 is 0: the literal Appendix D divides by it, the library cancels it.
+  const std::vector<double> x{0.5, 1, 2, 3, 4}, y{0, 0, 2, 0, 0};
+  EXPECT_TRUE(std::isfinite(ecekde::ratio_of_squared_means(x, y, RatioDebiasing::paper)));
+  EXPECT_TRUE(std::isfinite(ecekde::ratio_of_squared_means(x, y, RatioDebiasing::complete)));
+}
+
 // ---- a fixed-seed simulation of the sharpness term: X ~ U(0.5, 1.5) plays the kernel value and
 // y | X ~ Bernoulli(X / 2), so mu_X = 1, mu_Y = E[X^2] / 2 = 13/24 and the target is (13/24)^2. ----------
 
@@ -289,6 +380,10 @@ TEST(Errors, NameWhatIsWrong) {
             "ratio_of_squared_means: y[1] = nan is not finite");
   EXPECT_EQ(message_of([&] { ecekde::unbiased_square_of_mean(std::vector<double>{1}); }),
             "unbiased_square_of_mean: needs at least 2 values, got 1");
+  const std::vector<double> one_positive{0, 0, 2, 0};
+  EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(x, one_positive, RatioDebiasing::paper); }),
+            "ratio_of_means: the paper's correction divides by the estimate of mu_Y^2, which is 0 for this "
+            "sample (RatioDebiasing::complete does not)");
   const std::vector<double> signed_y{1, -1, 2, -2};
   EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(x, signed_y, RatioDebiasing::paper); }),
             "ratio_of_means: the paper's correction divides by the estimate of mu_Y, which is 0 for this "
