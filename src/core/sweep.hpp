@@ -56,6 +56,32 @@ struct SweepPlan {
 /// Rows of a task are processed this many at a time against each centre block.
 inline constexpr std::size_t kRowTile = 16;
 
+/// Per-worker state of a sweep: the reducer's scratch and a tile of dot products, made on a worker's
+/// first task and reused for the rest.
+template <class Reducer>
+class WorkerScratch {
+ public:
+  WorkerScratch(const Reducer& reducer, int workers, std::size_t row_tile, std::size_t block)
+      : reducer_(reducer), row_tile_(row_tile), block_(block),
+        scratch_(static_cast<std::size_t>(std::max(workers, 1))), dots_(scratch_.size()) {}
+
+  typename Reducer::Scratch& scratch(int worker) {
+    auto& s = scratch_[static_cast<std::size_t>(worker)];
+    if (!s) {
+      s.emplace(reducer_.scratch(row_tile_, block_));
+      dots_[static_cast<std::size_t>(worker)].resize(row_tile_ * block_);
+    }
+    return *s;
+  }
+  double* dots(int worker) { return dots_[static_cast<std::size_t>(worker)].data(); }
+
+ private:
+  const Reducer& reducer_;
+  std::size_t row_tile_, block_;
+  std::vector<std::optional<typename Reducer::Scratch>> scratch_;
+  std::vector<std::vector<double>> dots_;
+};
+
 /// Walks all (row, centre) pairs: rows are evaluation points (their log_x is used), centres the kernel
 /// centres (their x_t). The Reducer provides
 ///   struct Scratch;                                       per-worker state
@@ -74,26 +100,21 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
   const std::size_t row_tile = std::min(block, kRowTile);
   const std::size_t tasks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
-  std::vector<std::optional<typename Reducer::Scratch>> scratch(static_cast<std::size_t>(std::max(workers, 1)));
-  std::vector<std::vector<double>> dots(scratch.size());
+  WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
   const TileKernels& kern = *plan.kernels;
   parallel_for(tasks, workers, [&](std::size_t task, int worker) {
-    auto& s = scratch[static_cast<std::size_t>(worker)];
-    auto& d = dots[static_cast<std::size_t>(worker)];
-    if (!s) {
-      s.emplace(reducer.scratch(row_tile, block));
-      d.resize(row_tile * block);
-    }
+    auto& s = per_worker.scratch(worker);
+    double* d = per_worker.dots(worker);
     const std::size_t r_end = std::min(n, (task + 1) * block);
     for (std::size_t r0 = task * block; r0 < r_end; r0 += row_tile) {
       const std::size_t nr = std::min(row_tile, r_end - r0);
-      reducer.begin(*s, r0, nr);
+      reducer.begin(s, r0, nr);
       for (std::size_t c0 = 0; c0 < m; c0 += block) {
         const std::size_t cols = std::min(block, m - c0);
-        kern.dot(rows.log_x.data() + r0 * dim, dim, centres.x_t.data() + c0, m, nr, cols, dim, d.data(), block);
-        reducer.tile(*s, r0, nr, c0, cols, d.data(), block);
+        kern.dot(rows.log_x.data() + r0 * dim, dim, centres.x_t.data() + c0, m, nr, cols, dim, d, block);
+        reducer.tile(s, r0, nr, c0, cols, d, block);
       }
-      reducer.end(*s, r0, nr);
+      reducer.end(s, r0, nr);
     }
   });
 }
@@ -118,23 +139,18 @@ void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reduc
   const std::size_t row_tile = std::min(block, kRowTile);
   const std::size_t blocks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
-  std::vector<std::optional<typename Reducer::Scratch>> scratch(static_cast<std::size_t>(std::max(workers, 1)));
-  std::vector<std::vector<double>> dots(scratch.size());
+  WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
   const TileKernels& kern = *plan.kernels;
   for (std::size_t round = 0; round < blocks; ++round)
     parallel_for(blocks, workers, [&](std::size_t a, int worker) {
-      auto& s = scratch[static_cast<std::size_t>(worker)];
-      auto& d = dots[static_cast<std::size_t>(worker)];
-      if (!s) {
-        s.emplace(reducer.scratch(row_tile, block));
-        d.resize(row_tile * block);
-      }
+      auto& s = per_worker.scratch(worker);
+      double* d = per_worker.dots(worker);
       const std::size_t c0 = ((a + round) % blocks) * block, cols = std::min(block, n - c0);
       const std::size_t r_end = std::min(n, (a + 1) * block);
       for (std::size_t r0 = a * block; r0 < r_end; r0 += row_tile) {
         const std::size_t rows = std::min(row_tile, r_end - r0);
-        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d.data(), block);
-        reducer.tile(*s, r0, rows, c0, cols, d.data(), block);
+        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
+        reducer.tile(s, r0, rows, c0, cols, d, block);
       }
     });
 }
