@@ -34,7 +34,7 @@ test: build test-asan
 # The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DECEKDE_SANITIZE=address,undefined \
-	      -DECEKDE_TORCH=OFF -DECEKDE_PYTHON=OFF -DECEKDE_BENCHMARKS=OFF
+	      -DECEKDE_TORCH=OFF -DECEKDE_PYTHON=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
 
