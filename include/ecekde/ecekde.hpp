@@ -9,6 +9,7 @@
 #include "ecekde/gradient.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/mmce.hpp"
+#include "ecekde/parameters.hpp"
 #include "ecekde/random.hpp"
 #include "ecekde/synthetic.hpp"
 #include "ecekde/bootstrap.hpp"

@@ -117,7 +117,7 @@ def reliability_diagram(probs, labels, *, type="top-label", bins=15, binning="eq
             text += f"\n(CE$_p^p$, p = {p:g})"
         name = {"top-label": "top-label", "binary": "P(y = 1)", "marginal": f"class {c}"}[type]
         _panel(panel_ax, diagram, curve, name, text)
-    axes[0].legend(loc="lower right", fontsize=7)
+    axes[0].legend(loc="upper left", bbox_to_anchor=(0.0, 0.85), fontsize=7, framealpha=0.9)
     if title:
         fig.suptitle(title)
     return _finish(fig, path)
