@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/io.hpp"
+#include "cli_process.hpp"
 #include "files.hpp"
 #include "generate.hpp"
 
@@ -22,49 +22,9 @@ namespace {
 using ecekde::CalibrationType;
 using nlohmann::json;
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
-
-// s in single quotes for the shell.
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  q += '\'';
-  return q;
-}
-
-// Runs `program args...` with stdout and stderr captured in files of `dir`.
-Output run_program(const testfiles::ScratchDir& dir, const std::string& program, const std::vector<std::string>& args) {
-  std::string command = quoted(program);
-  for (const auto& a : args) {
-    command += ' ';
-    command += quoted(a);
-  }
-  const std::string out = dir.path("stdout.txt"), err = dir.path("stderr.txt");
-  command += " >";
-  command += quoted(out);
-  command += " 2>";
-  command += quoted(err);
-  command += " </dev/null";
-  const int raw = std::system(command.c_str());
-  Output o;
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  o.out = testfiles::slurp(out);
-  o.err = testfiles::slurp(err);
-  return o;
-}
-
-Output ecekde_cli(const testfiles::ScratchDir& dir, const std::vector<std::string>& args) {
-  return run_program(dir, ECEKDE_CLI_PATH, args);
-}
+using clitest::ecekde_cli;
+using clitest::Output;
+using clitest::run_program;
 
 // Predictions written as probs.npy / labels.npy (and kept in memory for direct library calls).
 struct Files {
@@ -435,7 +395,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   expect_failure({"estimate", "--data", ragged}, "--data needs --label-column", 2);
   expect_failure(with({"--data", ragged}), "give either --probs and --labels, or --data and --label-column, not both", 2);
   expect_failure(with({"--fast"}), "The following argument was not expected: --fast (see 'ecekde estimate --help')", 2);
-  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate)", 2);
+  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate, report, fit-temperature)", 2);
   expect_failure({}, "A subcommand is required (see 'ecekde --help')", 2);
 }
 

@@ -1,0 +1,355 @@
+// ecekde report: one command, one input -> every estimator of the library with bootstrap intervals and
+// calibration-test p-values, a summary, and optionally the figures.
+#include "report.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "commands.hpp"
+#include "ecekde/error.hpp"
+#include "ecekde/io.hpp"
+#include "ecekde/parameters.hpp"
+#include "inputs.hpp"
+
+namespace ecekde::cli {
+
+namespace report {
+
+std::vector<CalibrationType> kde_types(std::size_t k) {
+  if (k == 1) return {CalibrationType::binary};
+  std::vector<CalibrationType> types{CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
+  if (k == 2) types.push_back(CalibrationType::binary);
+  return types;
+}
+
+std::vector<BinnedOptions> binned_plan(std::size_t k, const Settings& s) {
+  const CalibrationType one_d = k == 1 ? CalibrationType::binary : CalibrationType::top_label;
+  auto make = [&](CalibrationType type, Binning binning, std::optional<std::size_t> bins, BinnedForm form, bool maximum) {
+    BinnedOptions o;
+    o.type = type;
+    o.p = form == BinnedForm::debiased ? 2.0 : s.p;
+    o.maximum = maximum;
+    o.binning = binning;
+    o.bins = bins;
+    o.form = form;
+    return o;
+  };
+  std::vector<BinnedOptions> plan{
+      make(one_d, Binning::equal_width, s.bins, BinnedForm::per_bin, false),
+      make(one_d, Binning::equal_width, s.bins, BinnedForm::per_bin, true),
+      make(one_d, Binning::equal_mass, s.bins, BinnedForm::per_bin, false),
+      make(one_d, Binning::equal_mass, s.bins, BinnedForm::per_bin, true),
+      make(one_d, Binning::equal_mass, s.bins, BinnedForm::debiased, false),
+  };
+  if (k >= 2) {
+    plan.push_back(make(CalibrationType::marginal, Binning::equal_width, std::nullopt, BinnedForm::per_bin, false));
+    plan.push_back(make(CalibrationType::canonical, Binning::equal_width, std::nullopt, BinnedForm::per_sample, false));
+  }
+  if (k == 2) plan.push_back(make(CalibrationType::binary, Binning::equal_width, s.bins, BinnedForm::per_bin, false));
+  return plan;
+}
+
+Summary summarize(ProbsView probs, LabelsView labels) {
+  Summary s;
+  s.n = probs.rows();
+  s.k = probs.cols();
+  const std::size_t classes = s.k == 1 ? 2 : s.k;
+  std::vector<double> row(classes);
+  for (std::size_t r = 0; r < s.n; ++r) {
+    if (s.k == 1) {
+      row[1] = probs(r, 0);
+      row[0] = 1 - row[1];
+    } else {
+      for (std::size_t c = 0; c < classes; ++c) row[c] = probs(r, c);
+    }
+    const auto y = static_cast<std::size_t>(labels[r]);
+    const std::size_t top = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    s.accuracy += top == y;
+    s.mean_confidence += row[top];
+    s.nll -= std::log(std::max(row[y], DBL_MIN));
+    for (std::size_t c = 0; c < classes; ++c) s.brier += (row[c] - (c == y)) * (row[c] - (c == y));
+  }
+  const double n = static_cast<double>(s.n);
+  s.accuracy /= n;
+  s.mean_confidence /= n;
+  s.nll /= n;
+  s.brier /= n;
+  return s;
+}
+
+namespace {
+
+// Rows of the input copied out in the given order (a bootstrap resample), in the input's float type so
+// that the estimators apply the same checks as to the input itself.
+class Rows {
+ public:
+  Rows(ProbsView probs, LabelsView labels, std::span<const std::size_t> index)
+      : n_(index.size()), k_(probs.cols()), float32_(probs.dtype() == ProbsView::DType::float32), y_(index.size()) {
+    if (float32_) {
+      f32_.reserve(n_ * k_);
+      for (std::size_t i : index)
+        for (std::size_t c = 0; c < k_; ++c) f32_.push_back(static_cast<float>(probs(i, c)));
+    } else {
+      f64_.reserve(n_ * k_);
+      for (std::size_t i : index)
+        for (std::size_t c = 0; c < k_; ++c) f64_.push_back(probs(i, c));
+    }
+    for (std::size_t j = 0; j < n_; ++j) y_[j] = labels[index[j]];
+  }
+  ProbsView probs() const {
+    return float32_ ? ProbsView::row_major(f32_.data(), n_, k_) : ProbsView::row_major(f64_.data(), n_, k_);
+  }
+  LabelsView labels() const { return LabelsView(y_); }
+
+ private:
+  std::size_t n_, k_;
+  bool float32_;
+  std::vector<double> f64_;
+  std::vector<float> f32_;
+  std::vector<std::int64_t> y_;
+};
+
+using Statistic = std::function<double(ProbsView, LabelsView)>;
+using Root = std::function<double(double)>;
+
+// Percentile bootstrap (rows resampled) and consistency-resampling test of a statistic of the data.
+Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statistic, const Root& root,
+                     const Settings& s) {
+  BootstrapOptions b;
+  b.replicates = s.replicates;
+  b.level = s.level;
+  b.seed = s.seed;
+  const Interval interval = bootstrap(
+      probs.rows(),
+      [&](std::span<const std::size_t> index) {
+        const Rows rows(probs, labels, index);
+        return statistic(rows.probs(), rows.labels());
+      },
+      b, s.threads);
+  const CalibrationTestResult test = calibration_test(probs, labels, statistic, {s.replicates, s.seed}, s.threads);
+  return {interval.lower, interval.upper, root(interval.lower), root(interval.upper), test.statistic, test.p_value};
+}
+
+double clamped_sqrt(double v) { return std::sqrt(std::max(v, 0.0)); }
+
+KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, const Settings& s) {
+  EstimateOptions o;
+  o.type = type;
+  o.p = s.p;
+  o.execution.threads = s.threads;
+  if (s.replicates == 0) return {estimate(probs, labels, o), std::nullopt};
+  BootstrapOptions b;
+  b.replicates = s.replicates;
+  b.level = s.level;
+  b.seed = s.seed;
+  const KdeBootstrap boot = bootstrap_kde(probs, labels, o, b);
+  EstimateOptions fixed = o;  // the test uses the bandwidth chosen above (the same choice, made once)
+  fixed.bandwidth = boot.result.bandwidth;
+  const CalibrationTestResult test = calibration_test_kde(probs, labels, fixed, {s.replicates, s.seed});
+  return {boot.result, Uncertainty{boot.ce_pow_p.lower, boot.ce_pow_p.upper, boot.ce.lower, boot.ce.upper,
+                                   test.statistic, test.p_value}};
+}
+
+BinnedEntry binned_entry(ProbsView probs, LabelsView labels, const BinnedOptions& o, const Settings& s) {
+  BinnedEntry e{o, binned_calibration_error(probs, labels, o), std::nullopt};
+  if (s.replicates == 0) return e;
+  const double p = o.p;
+  Root root = [p](double v) { return std::pow(v, 1 / p); };
+  if (o.maximum) root = [](double v) { return v; };
+  if (o.form == BinnedForm::debiased) root = clamped_sqrt;
+  e.uncertainty = resample(
+      probs, labels, [&o](ProbsView f, LabelsView y) { return binned_calibration_error(f, y, o).ce_pow_p; }, root, s);
+  return e;
+}
+
+MmceEntry mmce_entry(ProbsView probs, LabelsView labels, const Settings& s) {
+  MmceOptions o;
+  o.gradient = false;
+  MmceEntry e{o, mmce(probs, labels, o), std::nullopt};
+  if (s.replicates == 0) return e;
+  e.uncertainty = resample(
+      probs, labels, [&o](ProbsView f, LabelsView y) { return mmce(f, y, o).mmce_squared; }, clamped_sqrt, s);
+  return e;
+}
+
+std::string with_resampling(const Settings& s) {
+  return s.replicates ? ", bootstrap and test (B = " + std::to_string(s.replicates) + ")" : "";
+}
+
+}  // namespace
+
+Report compute(ProbsView probs, LabelsView labels, const Settings& s, Progress& progress) {
+  Report r;
+  r.settings = s;
+  const std::size_t k = probs.cols();
+  // The binned estimates come first: they are quick, and they check the input for everything after.
+  for (const BinnedOptions& o : binned_plan(k, s))
+    progress.stage("ECE^bin " + describe(o) + with_resampling(s),
+                   [&] { r.binned.push_back(binned_entry(probs, labels, o, s)); });
+  r.summary = summarize(probs, labels);
+  for (CalibrationType t : kde_types(k))
+    progress.stage("ECE^KDE " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
+                   [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
+  if (k >= 2) progress.stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
+  return r;
+}
+
+}  // namespace report
+
+namespace {
+
+// Above this many samples the report warns that the pairwise estimators take a while.
+constexpr std::size_t kLargeN = 20000;
+
+// Predictions the report owns: a subset of classes (rows with other labels dropped, probabilities
+// renormalised over the subset) and/or rows divided by their sums.
+struct Prepared {
+  std::vector<double> probs;
+  std::vector<std::int64_t> labels;
+  std::size_t n = 0, k = 0;
+};
+
+Prepared restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
+  const std::size_t k = probs.cols();
+  std::vector<std::size_t> columns;
+  std::vector<std::int64_t> position(k == 1 ? 2 : k, -1);
+  if (classes.empty()) {
+    for (std::size_t c = 0; c < k; ++c) columns.push_back(c);
+  } else {
+    if (k < 2) throw UsageError("--classes needs probabilities of at least 2 classes, the input has 1 column");
+    if (classes.size() < 2) throw UsageError("--classes needs at least 2 classes");
+    for (std::int64_t c : classes) {
+      if (c < 0 || c >= static_cast<std::int64_t>(k))
+        throw UsageError("--classes: class " + std::to_string(c) + " is outside [0, " + std::to_string(k) + ")");
+      if (position[static_cast<std::size_t>(c)] >= 0)
+        throw UsageError("--classes: class " + std::to_string(c) + " is listed twice");
+      position[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(columns.size());
+      columns.push_back(static_cast<std::size_t>(c));
+    }
+  }
+  Prepared out;
+  out.k = columns.size();
+  for (std::size_t r = 0; r < probs.rows(); ++r) {
+    const std::int64_t y = classes.empty() ? labels[r] : position[static_cast<std::size_t>(labels[r])];
+    if (y < 0) continue;
+    double sum = 0;
+    for (std::size_t c : columns) sum += probs(r, c);
+    if (!(sum > 0)) fail("probs row " + std::to_string(r) + " gives probability 0 to every class kept");
+    for (std::size_t c : columns) out.probs.push_back(probs(r, c) / sum);
+    out.labels.push_back(y);
+  }
+  out.n = out.labels.size();
+  return out;
+}
+
+struct ReportCommand {
+  InputFlags input;
+  report::Settings settings;
+  std::vector<std::int64_t> classes;
+  bool renormalize = false, json = false, progress = false;
+  std::string plot_directory;
+  std::size_t simplex_bins = 10;
+
+  void run() const {
+    const io::Predictions in = load_inputs(input);
+    ProbsView probs = in.probs.view();
+    LabelsView labels = in.labels.view();
+    // Check the input as given (row and column numbers in messages then refer to the files) with a
+    // quick estimator that applies every check of the others.
+    BinnedOptions check;
+    check.type = probs.cols() == 1 ? CalibrationType::binary : CalibrationType::top_label;
+    check.renormalize = renormalize;
+    binned_calibration_error(probs, labels, check);
+
+    Prepared owned;
+    if ((renormalize && probs.cols() > 1) || !classes.empty()) {
+      owned = restrict_and_renormalize(probs, labels, classes);
+      probs = ProbsView::row_major(owned.probs.data(), owned.n, owned.k);
+      labels = LabelsView(owned.labels);
+    }
+    if (probs.rows() > kLargeN)
+      std::cerr << "ecekde: warning: n = " << probs.rows()
+                << " samples: ECE^KDE costs O(n^2) per sweep and the report runs dozens of sweeps; this may "
+                   "take minutes (--replicates 0 skips the intervals and tests)\n";
+
+    Progress shown(progress || Progress::stderr_is_terminal());
+    const report::Report r = report::compute(probs, labels, settings, shown);
+
+    std::vector<std::string> names;
+    for (std::size_t c = 0; c < probs.cols(); ++c)
+      names.push_back(std::to_string(classes.empty() ? static_cast<std::int64_t>(c) : classes[c]));
+    std::vector<std::string> plots;
+    if (!plot_directory.empty())
+      shown.stage("plots", [&] { plots = report::write_plots(probs, labels, r, names, plot_directory, simplex_bins); });
+
+    report::InputDescription description;
+    description.files = inputs_json(input);
+    description.probs_dtype = in.probs.view().dtype() == ProbsView::DType::float32 ? "float32" : "float64";
+    description.classes = classes;
+    description.renormalized = renormalize;
+    if (json) {
+      std::cout << report::to_json(r, description, plots).dump(2) << '\n';
+    } else {
+      report::print_text(std::cout, r, description, plots);
+    }
+  }
+};
+
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto cmd = std::make_shared<ReportCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "Every calibration estimator on one set of predictions: ECE^KDE (canonical, marginal, top-label, binary), "
+      "binned ECE and MCE, the debiased binned L2, MMCE, with bootstrap intervals and calibration-test p-values; "
+      "optional figures");
+  add_input_flags(*sub, cmd->input);
+  namespace param = parameters;
+  sub->add_option(param::cli_flag(param::p), cmd->settings.p,
+                  std::string(param::p.help) + " (ECE^KDE and the binned L_p estimates)")
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::bootstrap_replicates), cmd->settings.replicates,
+                  "Replicates B of every bootstrap interval and every calibration test; 0 skips them")
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::level), cmd->settings.level,
+                  std::string(param::level.help) + " (also of the plots' per-bin intervals)")
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::bootstrap_seed), cmd->settings.seed,
+                  "Seed of the resampling: bootstrap replicate b and relabelled copy b use stream (seed, b)")
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::bins), cmd->settings.bins,
+                  "Bins of the top-label (and binary) binned estimates; marginal and canonical use Doane's "
+                  "formula per class")
+      ->capture_default_str();
+  sub->add_option("--classes", cmd->classes,
+                  "Evaluate only these classes, comma-separated: samples with other labels are dropped and "
+                  "the probabilities renormalised over the classes kept (e.g. three classes for the simplex view)")
+      ->delimiter(',')
+      ->type_name("C,C,...");
+  sub->add_flag(param::cli_flag(param::renormalize), cmd->renormalize,
+                "Divide each probability row by its sum instead of rejecting rows that do not sum to 1");
+  sub->add_option(param::cli_flag(param::threads), cmd->settings.threads, std::string(param::threads.help))
+      ->capture_default_str();
+  sub->add_option("--plot", cmd->plot_directory,
+                  "Write the figures (SVG) into this directory: reliability diagrams (top-label, per class) and, "
+                  "for 3 classes, the simplex view")
+      ->type_name("DIR");
+  sub->add_option("--simplex-bins", cmd->simplex_bins,
+                  "Equal-width bins per class of the simplex histogram (3 classes)")
+      ->capture_default_str();
+  sub->add_flag("--json", cmd->json, "Print one JSON document (full double precision) instead of the tables");
+  sub->add_flag("--progress", cmd->progress,
+                "Show one line per stage on stderr with its time (the default when stderr is a terminal)");
+  sub->callback([cmd] { cmd->run(); });
+}
+
+}  // namespace ecekde::cli

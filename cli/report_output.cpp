@@ -1,0 +1,239 @@
+// The report as text tables and as JSON.
+#include <algorithm>
+#include <cstdio>
+
+#include "output.hpp"
+#include "report.hpp"
+
+namespace ecekde::cli::report {
+
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string value(double v) { return fmt("%.4g", v); }
+std::string p_value(double v) { return fmt("%.2g", v); }
+// (Built by appending: GCC 12 warns falsely (-Wrestrict) about "literal" + std::string here.)
+std::string norm(double p) {
+  std::string s = "L";
+  s += fmt("%g", p);
+  return s;
+}
+
+// Bins per coordinate: "15", or for Doane's per-class choice "Doane 12" / "Doane 12-14".
+std::string bins_text(const BinnedOptions& o, const BinnedResult& r) {
+  std::size_t lo = SIZE_MAX, hi = 0;
+  for (const auto& e : r.edges) {
+    lo = std::min(lo, e.size() - 1);
+    hi = std::max(hi, e.size() - 1);
+  }
+  const std::string range = lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+  return o.bins ? range : "Doane " + range;
+}
+
+std::string estimate_text(const BinnedOptions& o) {
+  if (o.maximum) return "max (MCE)";
+  if (o.form == BinnedForm::debiased) return "debiased L2";
+  return norm(o.p) + (o.form == BinnedForm::per_sample ? " per-sample" : "");
+}
+
+// Columns of text, left- or right-aligned, two spaces apart, indented by two.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> head, std::string right) : right_(std::move(right)) { rows_.push_back(std::move(head)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const {
+    std::vector<std::size_t> width;
+    for (const auto& row : rows_)
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        if (width.size() <= c) width.push_back(0);
+        width[c] = std::max(width[c], row[c].size());
+      }
+    for (const auto& row : rows_) {
+      std::string line = " ";
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        const std::string pad(width[c] - row[c].size(), ' ');
+        line += ' ';
+        line += right_[c] == 'r' ? pad + row[c] : row[c] + pad;
+        line += ' ';
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << '\n';
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::string right_;  // 'r' or 'l' per column
+};
+
+std::vector<std::string> resampling_cells(const std::optional<Uncertainty>& u) {
+  if (!u) return {"-", "-"};
+  std::string interval = "[";
+  interval += value(u->lower);
+  interval += ", ";
+  interval += value(u->upper);
+  interval += ']';
+  return {interval, p_value(u->p_value)};
+}
+
+nlohmann::ordered_json interval_json(const Uncertainty& u, const Settings& s, const char* root, const char* pow) {
+  return {{"level", s.level},
+          {"replicates", s.replicates},
+          {"seed", s.seed},
+          {root, {{"lower", u.lower}, {"upper", u.upper}}},
+          {pow, {{"lower", u.lower_pow}, {"upper", u.upper_pow}}}};
+}
+
+nlohmann::ordered_json test_json(const Uncertainty& u, const Settings& s) {
+  return {{"replicates", s.replicates}, {"seed", s.seed}, {"statistic", u.statistic}, {"p_value", u.p_value}};
+}
+
+void add_uncertainty(nlohmann::ordered_json& j, const std::optional<Uncertainty>& u, const Settings& s,
+                     const char* root = "ce", const char* pow = "ce_pow_p") {
+  if (!u) return;
+  j["interval"] = interval_json(*u, s, root, pow);
+  j["calibration_test"] = test_json(*u, s);
+}
+
+}  // namespace
+
+std::string describe(const BinnedOptions& o) {
+  const std::string bins = o.bins ? std::to_string(*o.bins) + " " + std::string(to_string(o.binning)) + " bins"
+                                  : "Doane " + std::string(to_string(o.binning)) + " bins";
+  return std::string(to_string(o.type)) + ", " + bins + ", " + estimate_text(o);
+}
+
+void print_text(std::ostream& out, const Report& r, const InputDescription& input, const std::vector<std::string>& plots) {
+  const Settings& s = r.settings;
+  std::string files;
+  for (const auto& [key, v] : input.files.items()) files += (files.empty() ? "" : ", ") + key + " " + v.get<std::string>();
+  out << "ecekde report: " << files << '\n';
+  out << r.summary.n << " samples, " << r.summary.k << (r.summary.k == 1 ? " column P(y = 1)" : " classes") << " ("
+      << input.probs_dtype;
+  if (!input.classes.empty()) {
+    out << "; classes";
+    for (std::int64_t c : input.classes) out << ' ' << c;
+    out << " of the input, renormalised";
+  } else if (input.renormalized) {
+    out << "; rows renormalised";
+  }
+  out << ")\n\n";
+
+  out << "Summary\n";
+  Table summary({"accuracy", value(r.summary.accuracy)}, "lr");
+  summary.add({"mean confidence", value(r.summary.mean_confidence)});
+  summary.add({"NLL", value(r.summary.nll)});
+  summary.add({"Brier score", value(r.summary.brier)});
+  summary.print(out);
+
+  const std::string resampling =
+      s.replicates ? fmt("%g", 100 * s.level) + "% bootstrap intervals and calibration-test p-values from B = " +
+                         std::to_string(s.replicates) + " (seed " + std::to_string(s.seed) + ")"
+                   : "no intervals or tests (--replicates 0)";
+  const std::string interval_head = s.replicates ? fmt("%g", 100 * s.level) + "% interval" : "interval";
+
+  out << "\nECE^KDE, " << norm(s.p) << ", automatic bandwidth; " << resampling << '\n';
+  Table kde({"type", "CE_p", interval_head, "p-value", "bandwidth"}, "lrlrr");
+  for (const KdeEntry& e : r.kde) {
+    std::vector<std::string> row{std::string(to_string(e.result.type)), value(e.result.ce)};
+    for (auto& cell : resampling_cells(e.uncertainty)) row.push_back(cell);
+    row.push_back(value(e.result.bandwidth));
+    kde.add(row);
+  }
+  kde.print(out);
+
+  out << "\nECE^bin (binned)\n";
+  Table binned({"type", "bins", "binning", "estimate", "value", interval_head, "p-value", "note"}, "llllrlrl");
+  for (const BinnedEntry& e : r.binned) {
+    std::vector<std::string> row{std::string(to_string(e.options.type)), bins_text(e.options, e.result),
+                                 std::string(to_string(e.options.binning)), estimate_text(e.options), value(e.result.ce)};
+    for (auto& cell : resampling_cells(e.uncertainty)) row.push_back(cell);
+    row.push_back(e.options.form == BinnedForm::debiased ? "CE_2^2 estimate " + value(e.result.ce_pow_p) : "");
+    binned.add(row);
+  }
+  binned.print(out);
+
+  if (r.mmce) {
+    out << "\nMMCE (unweighted, Laplacian kernel of width " << fmt("%g", r.mmce->options.kernel_width) << ")\n";
+    Table mmce({"", "value", interval_head, "p-value"}, "lrlr");
+    std::vector<std::string> row{"MMCE", value(r.mmce->result.mmce)};
+    for (auto& cell : resampling_cells(r.mmce->uncertainty)) row.push_back(cell);
+    mmce.add(row);
+    mmce.print(out);
+  }
+  if (s.replicates)
+    out << "\np-values: consistency resampling (labels redrawn from the predictions) of the hypothesis \"the "
+           "predictions are calibrated\"; the smallest possible is 1/(B + 1) = "
+        << p_value(1.0 / static_cast<double>(s.replicates + 1)) << ".\n";
+  if (!plots.empty()) {
+    out << "\nPlots:\n";
+    for (const std::string& p : plots) out << "  " << p << '\n';
+  }
+}
+
+nlohmann::ordered_json to_json(const Report& r, const InputDescription& input, const std::vector<std::string>& plots) {
+  const Settings& s = r.settings;
+  nlohmann::ordered_json doc = {{"ecekde_version", ECEKDE_VERSION}, {"command", "report"}};
+  doc["input"] = input.files;
+  doc["input"]["n"] = r.summary.n;
+  doc["input"]["k"] = r.summary.k;
+  doc["input"]["probs_dtype"] = input.probs_dtype;
+  if (!input.classes.empty()) doc["input"]["classes"] = input.classes;
+  doc["input"]["renormalized"] = input.renormalized || !input.classes.empty();
+  doc["settings"] = {{"p", s.p},       {"replicates", s.replicates}, {"level", s.level},
+                     {"seed", s.seed}, {"bins", s.bins},             {"threads", s.threads}};
+  doc["summary"] = {{"n", r.summary.n},
+                    {"k", r.summary.k},
+                    {"accuracy", r.summary.accuracy},
+                    {"mean_confidence", r.summary.mean_confidence},
+                    {"nll", r.summary.nll},
+                    {"brier", r.summary.brier}};
+  doc["kde"] = nlohmann::ordered_json::array();
+  for (const KdeEntry& e : r.kde) {
+    nlohmann::ordered_json j = result_json(e.result);
+    add_uncertainty(j, e.uncertainty, s);
+    doc["kde"].push_back(j);
+  }
+  doc["binned"] = nlohmann::ordered_json::array();
+  for (const BinnedEntry& e : r.binned) {
+    std::vector<std::size_t> bins;
+    std::size_t occupied = e.result.cells.size();
+    for (const auto& edges : e.result.edges) bins.push_back(edges.size() - 1);
+    for (const auto& d : e.result.diagrams) occupied += d.size();
+    nlohmann::ordered_json j = {{"type", to_string(e.result.type)},
+                                {"binning", to_string(e.result.binning)},
+                                {"bins_rule", e.options.bins ? "fixed" : "doane"},
+                                {"bins", bins},
+                                {"occupied", occupied},
+                                {"form", to_string(e.result.form)},
+                                {"p", e.result.p},
+                                {"maximum", e.result.maximum},
+                                {"ce", e.result.ce},
+                                {"ce_pow_p", e.result.ce_pow_p},
+                                {"n", e.result.n},
+                                {"k", e.result.k}};
+    if (e.result.type == CalibrationType::marginal) j["class_ce_pow_p"] = e.result.class_ce_pow_p;
+    add_uncertainty(j, e.uncertainty, s);
+    doc["binned"].push_back(j);
+  }
+  if (r.mmce) {
+    const MmceEntry& m = *r.mmce;
+    nlohmann::ordered_json j = {{"weighted", m.options.weighted},
+                                {"kernel_width", m.options.kernel_width},
+                                {"mmce", m.result.mmce},
+                                {"mmce_squared", m.result.mmce_squared},
+                                {"n", m.result.n},
+                                {"k", m.result.k}};
+    add_uncertainty(j, m.uncertainty, s, "mmce", "mmce_squared");
+    doc["mmce"] = j;
+  }
+  doc["plots"] = plots;
+  return doc;
+}
+
+}  // namespace ecekde::cli::report

@@ -1,0 +1,201 @@
+// The figures of `ecekde report --plot DIR`: the data each needs (binned statistics from the report,
+// smooth curves and densities from kernel_regression at the report's bandwidths) handed to cli/plot.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "ecekde/error.hpp"
+#include "ecekde/kernel_regression.hpp"
+#include "reliability.hpp"
+#include "report.hpp"
+#include "simplex.hpp"
+
+namespace ecekde::cli::report {
+
+namespace {
+
+// Per-class panels are drawn for at most this many classes.
+constexpr std::size_t kMaxClassPanels = 100;
+// Simplex view: triangles per side of the density grid, and at most this many predictions as dots.
+constexpr std::size_t kDensityGrid = 48;
+constexpr std::size_t kMaxScatter = 3000;
+// Points of the smooth reliability curves.
+constexpr std::size_t kCurvePoints = 401;
+
+std::string g(double v, int digits = 4) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+const KdeEntry& kde_of(const Report& r, CalibrationType type) {
+  for (const KdeEntry& e : r.kde)
+    if (e.result.type == type) return e;
+  fail("internal error: the report has no ECE^KDE " + std::string(to_string(type)));
+}
+
+// The L_p per-bin (per-sample for canonical) binned entry of a type, with fixed bins if `fixed`.
+const BinnedEntry& binned_of(const Report& r, CalibrationType type) {
+  for (const BinnedEntry& e : r.binned)
+    if (e.options.type == type && e.options.binning == Binning::equal_width && !e.options.maximum &&
+        e.options.form != BinnedForm::debiased)
+      return e;
+  fail("internal error: the report has no binned " + std::string(to_string(type)));
+}
+
+// The estimate of E[y | score] at `queries` (one column of scores), every column of the result.
+KernelRegression curve(ProbsView probs, LabelsView labels, CalibrationType type, double h, const std::vector<double>& queries,
+                       int threads) {
+  EstimateOptions o;
+  o.type = type;
+  o.bandwidth = h;
+  o.execution.threads = threads;
+  return kernel_regression(probs, labels, ProbsView::row_major(queries.data(), queries.size(), 1), o);
+}
+
+std::vector<double> linspace(double lo, double hi, std::size_t count) {
+  std::vector<double> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(count - 1);
+  return v;
+}
+
+std::string save(const std::string& svg, const std::filesystem::path& directory, const std::string& name) {
+  const std::string path = (directory / name).string();
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  const bool ok = file && std::fwrite(svg.data(), 1, svg.size(), file) == svg.size();
+  if (file) std::fclose(file);
+  if (!ok) fail(path + ": cannot write the plot");
+  return path;
+}
+
+std::string top_label_figure(ProbsView probs, LabelsView labels, const Report& r, int threads) {
+  const bool binary = probs.cols() == 1;
+  const CalibrationType type = binary ? CalibrationType::binary : CalibrationType::top_label;
+  const BinnedEntry& bins = binned_of(r, type);
+  const KdeEntry& kde = kde_of(r, type);
+  // The curve spans the observed scores only: outside them the kernel estimate has no data to speak of.
+  double lo = 1, hi = 0;
+  for (std::size_t i = 0; i < probs.rows(); ++i) {
+    double s = binary ? probs(i, 0) : 0;
+    if (!binary)
+      for (std::size_t c = 0; c < probs.cols(); ++c) s = std::max(s, probs(i, c));
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  const std::vector<double> x = linspace(lo, hi, kCurvePoints);
+  const KernelRegression k = curve(probs, labels, type, kde.result.bandwidth, x, threads);
+
+  plot::ReliabilityFigure f;
+  f.level = r.settings.level;
+  f.title = binary ? "Reliability diagram: P(y = 1) against the predicted probability"
+                   : "Top-label reliability diagram: accuracy against confidence";
+  f.curve_label = binary ? "ECE^{KDE}'s estimate of P(y = 1 | p)" : "ECE^{KDE}'s estimate of P(correct | confidence)";
+  plot::ReliabilityPanel panel;
+  panel.title = std::string(to_string(type)) + ", " + std::to_string(bins.result.edges[0].size() - 1) + " equal-width bins, " +
+                std::to_string(r.summary.n) + " samples";
+  panel.subtitle = "ECE^{bin} " + g(bins.result.ce) + ",  ECE^{KDE} " + g(kde.result.ce) + " (h = " +
+                   g(kde.result.bandwidth) + "),  L" + g(r.settings.p);
+  panel.x_label = binary ? "predicted probability P(y = 1)" : "confidence (largest predicted probability)";
+  panel.y_label = binary ? "frequency of y = 1" : "accuracy";
+  panel.bins = bins.result.diagrams[0];
+  panel.curve_x = x;
+  panel.curve_y = k.expectation;
+  f.panels.push_back(std::move(panel));
+  return plot::reliability_svg(f);
+}
+
+std::string class_figure(ProbsView probs, LabelsView labels, const Report& r, const std::vector<std::string>& names,
+                         int threads) {
+  const BinnedEntry& bins = binned_of(r, CalibrationType::marginal);
+  const KdeEntry& kde = kde_of(r, CalibrationType::marginal);
+  const std::size_t K = probs.cols();
+  const std::vector<double> x = linspace(0, 1, kCurvePoints);
+  const KernelRegression k = curve(probs, labels, CalibrationType::marginal, kde.result.bandwidth, x, threads);
+
+  plot::ReliabilityFigure f;
+  f.level = r.settings.level;
+  f.title = "Per-class reliability diagrams: frequency of each class against its predicted probability";
+  f.curve_label = "ECE^{KDE}'s estimate of P(y = c | f_{c})";
+  for (std::size_t c = 0; c < K; ++c) {
+    double lo = 1, hi = 0;
+    for (std::size_t i = 0; i < probs.rows(); ++i) {
+      lo = std::min(lo, probs(i, c));
+      hi = std::max(hi, probs(i, c));
+    }
+    plot::ReliabilityPanel panel;
+    panel.title = "class " + names[c] + ", Doane: " + std::to_string(bins.result.edges[c].size() - 1) + " bins";
+    panel.subtitle = "class term: ECE^{bin} " + g(bins.result.class_ce_pow_p[c], 3) + ", ECE^{KDE} " +
+                     g(kde.result.class_ce_pow_p[c], 3);
+    panel.x_label = "predicted probability f_{c}";
+    panel.y_label = "frequency of y = c";
+    panel.bins = bins.result.diagrams[c];
+    for (std::size_t q = 0; q < x.size(); ++q)
+      if (x[q] >= lo && x[q] <= hi) {
+        panel.curve_x.push_back(x[q]);
+        panel.curve_y.push_back(k.expectation[q * K + c]);
+      }
+    f.panels.push_back(std::move(panel));
+  }
+  return plot::reliability_svg(f);
+}
+
+std::string simplex_figure(ProbsView probs, LabelsView labels, const Report& r, const std::vector<std::string>& names,
+                           std::size_t simplex_bins, int threads) {
+  const KdeEntry& kde = kde_of(r, CalibrationType::canonical);
+  BinnedOptions o;
+  o.type = CalibrationType::canonical;
+  o.p = r.settings.p;
+  o.bins = simplex_bins;
+  const BinnedResult binned = binned_calibration_error(probs, labels, o);
+
+  const std::vector<plot::Simplex3> grid = plot::simplex_grid(kDensityGrid);
+  EstimateOptions e;
+  e.type = CalibrationType::canonical;
+  e.bandwidth = kde.result.bandwidth;
+  e.execution.threads = threads;
+  const KernelRegression density =
+      kernel_regression(probs, labels, ProbsView::row_major(grid.front().data(), grid.size(), 3), e);
+
+  plot::SimplexFigure f;
+  f.title = "The simplex of three classes: binned and kernel estimates (cf. Figure 1 of the paper)";
+  for (std::size_t c = 0; c < 3; ++c) f.class_names[c] = names[c];
+  const std::size_t n = probs.rows(), stride = (n + kMaxScatter - 1) / kMaxScatter;
+  for (std::size_t i = 0; i < n; i += stride) {
+    f.points.push_back({probs(i, 0), probs(i, 1), probs(i, 2)});
+    f.point_labels.push_back(static_cast<std::size_t>(labels[i]));
+  }
+  f.scatter_subtitle = (stride == 1 ? std::to_string(n) + " predictions" : std::to_string(f.points.size()) + " of " +
+                                                                                std::to_string(n) + " predictions") +
+                       ", coloured by label";
+  f.edges = binned.edges;
+  f.cells = binned.cells;
+  f.histogram_subtitle = std::to_string(simplex_bins) + " equal-width bins per class, " + std::to_string(binned.cells.size()) +
+                         " cells occupied; ECE^{bin} " + g(binned.ce);
+  f.grid = kDensityGrid;
+  for (std::size_t q = 0; q < grid.size(); ++q) f.log_density.push_back(density.log_density[q * 3]);
+  f.density_subtitle = "h = " + g(kde.result.bandwidth) + "; canonical ECE^{KDE} " + g(kde.result.ce);
+  return plot::simplex_svg(f);
+}
+
+}  // namespace
+
+std::vector<std::string> write_plots(ProbsView probs, LabelsView labels, const Report& r,
+                                     const std::vector<std::string>& class_names, const std::string& directory,
+                                     std::size_t simplex_bins) {
+  const std::filesystem::path dir(directory);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail(directory + ": cannot create the plot directory: " + ec.message());
+  const int threads = r.settings.threads;
+  const std::size_t K = probs.cols();
+  std::vector<std::string> files;
+  files.push_back(save(top_label_figure(probs, labels, r, threads), dir,
+                       K == 1 ? "reliability_binary.svg" : "reliability_top_label.svg"));
+  if (K >= 2 && K <= kMaxClassPanels)
+    files.push_back(save(class_figure(probs, labels, r, class_names, threads), dir, "reliability_classes.svg"));
+  if (K == 3) files.push_back(save(simplex_figure(probs, labels, r, class_names, simplex_bins, threads), dir, "simplex.svg"));
+  return files;
+}
+
+}  // namespace ecekde::cli::report
