@@ -1,0 +1,21 @@
+"""The Python examples of docs/python.md run as written (in order, in one namespace, in a scratch directory
+where examples/ is the repository's)."""
+import os
+import re
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+
+
+def test_the_examples_in_docs_python_md_run(tmp_path, monkeypatch, capsys):
+    blocks = re.findall(r"^```python\n(.*?)^```", DOC.read_text(), flags=re.M | re.S)
+    assert len(blocks) >= 10
+    (tmp_path / "examples").symlink_to(os.environ["ECEKDE_EXAMPLES_DIR"])
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/python.md block {i}", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "Result(type='canonical'" in out
+    assert (tmp_path / "reliability.png").stat().st_size > 10_000
+    assert (tmp_path / "simplex.png").stat().st_size > 10_000
