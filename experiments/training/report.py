@@ -29,6 +29,7 @@ SWEPT = [("kde-xe", "KDE-XE"), ("mmce", "MMCE")]
 TABLE_METHODS = ["xe", "mmce", "focal53", "focal", "kde-xe"]
 NAMES = dict(FIXED + SWEPT)
 ACCURACY_SLACK = 0.01  # a swept method's lambda may cost at most this much validation accuracy vs XE
+COLLAPSED = 0.2  # test accuracy below this (chance is 0.1): the run diverged to a near-constant predictor
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -94,6 +95,10 @@ def method_runs(groups, arch, objective, chosen):
     if objective in chosen:
         return groups.get(("multiclass", arch, objective, chosen[objective]))
     return groups.get(("multiclass", arch, objective, 3.0 if objective == "focal" else None))
+
+
+def collapsed(run):
+    return run["test"]["before"]["accuracy"] < COLLAPSED
 
 
 def test_size(groups):
@@ -228,8 +233,10 @@ def tables(groups, timing, chosen_by_arch, quick):
 
     # Every lambda.
     out.append("\n### Every λ of the swept methods (Figure 4's points)\n\n")
+    out.append(f"A run *collapsed* when its test accuracy is below {COLLAPSED:g} (chance is 0.1): training "
+               "diverged to a near-constant predictor.\n\n")
     out.append(header(["Model", "Method", "λ", "val ECE^KDE", "val accuracy", "test ECE^KDE pre T",
-                       "test ECE^KDE post T", "test accuracy"]))
+                       "test ECE^KDE post T", "test accuracy", "collapsed"]))
     for arch, label in ARCHS:
         for objective, name in [("xe", "XE")] + SWEPT:
             ks = sorted(k for k in groups if k[:3] == ("multiclass", arch, objective))
@@ -241,7 +248,8 @@ def tables(groups, timing, chosen_by_arch, quick):
                                 fmt(values(rs, "validation", "before", "accuracy"), 4),
                                 fmt(values(rs, "test", "before", "ece_kde")),
                                 fmt(values(rs, "test", "after", "ece_kde")),
-                                fmt(values(rs, "test", "before", "accuracy"), 4)]))
+                                fmt(values(rs, "test", "before", "accuracy"), 4),
+                                f"{sum(map(collapsed, rs))}/{len(rs)}"]))
 
     # The binary instantiation (Eq. 6).
     keys = sorted((k for k in groups if k[0] == "binary"), key=lambda k: (k[2] != "mse", k[3] or 0))
@@ -273,34 +281,48 @@ def pareto(groups, chosen_by_arch, path):
     archs = [(a, l) for a, l in ARCHS if any(k[:2] == ("multiclass", a) for k in groups)]
     fig, axes = plt.subplots(1, len(archs), figsize=(6.2 * len(archs), 4.8), squeeze=False)
     for ax, (arch, label) in zip(axes[0], archs):
+        hidden = []
         for (objective, name), color in zip(SWEPT, ("tab:red", "tab:blue")):
             ks = sorted(k for k in groups if k[:3] == ("multiclass", arch, objective))
             if not ks:
                 continue
-            pts = [(mean_sd(values(groups[k], "test", "before", "ece_kde")),
-                    mean_sd(values(groups[k], "test", "before", "accuracy")), k[3]) for k in ks]
+            # Collapsed runs would squeeze every other point into a corner: they are left out of the
+            # means here (and counted in the label), and a lambda with no other run is named below.
+            pts = []
+            for k in ks:
+                kept = [r for r in groups[k] if not collapsed(r)]
+                if not kept:
+                    hidden.append(f"{name} λ = {k[3]:g}")
+                    continue
+                star = "*" if chosen_by_arch.get(arch, {}).get(objective) == k[3] else ""
+                note = f" ({len(groups[k]) - len(kept)}/{len(groups[k])} collapsed)" if len(kept) < len(groups[k]) else ""
+                pts.append((mean_sd(values(kept, "test", "before", "ece_kde")),
+                            mean_sd(values(kept, "test", "before", "accuracy")), f"{k[3]:g}{star}{note}"))
+            if not pts:
+                continue
             xs, ys = [p[0][0] for p in pts], [p[1][0] for p in pts]
             ax.plot(xs, ys, "-", color=color, alpha=0.4)
-            ax.errorbar(xs, ys, xerr=[p[0][1] for p in pts], yerr=[p[1][1] for p in pts], fmt="o", color=color,
-                        label=name, capsize=2)
+            ax.errorbar(xs, ys, xerr=np.nan_to_num([p[0][1] for p in pts]), yerr=np.nan_to_num([p[1][1] for p in pts]),
+                        fmt="o", color=color, label=name, capsize=2)
             for (x, y, p) in zip(xs, ys, pts):
-                star = "*" if chosen_by_arch.get(arch, {}).get(objective) == p[2] else ""
-                ax.annotate(f"{p[2]:g}{star}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8,
-                            color=color)
+                ax.annotate(p[2], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=color)
         for (objective, name), marker in zip(FIXED, ("s", "^", "v")):
             rs = method_runs(groups, arch, objective, {})
             if not rs:
                 continue
             (x, sx), (y, sy) = mean_sd(values(rs, "test", "before", "ece_kde")), mean_sd(
                 values(rs, "test", "before", "accuracy"))
-            ax.errorbar([x], [y], xerr=[sx], yerr=[sy], fmt=marker, color="black" if objective == "xe" else "gray",
+            ax.errorbar([x], [y], xerr=np.nan_to_num([sx]), yerr=np.nan_to_num([sy]), fmt=marker, color="black" if objective == "xe" else "gray",
                         label=name, capsize=2, markersize=7)
+        if hidden:
+            ax.text(0.02, 0.02, "not shown, collapsed to chance accuracy in every seed:\n" + ", ".join(hidden),
+                    transform=ax.transAxes, fontsize=7, va="bottom")
         ax.set_title(f"{label} on Fashion-MNIST")
         ax.set_xlabel("canonical L1 ECE^KDE (test, before T) ↓")
         ax.set_ylabel("accuracy (test) ↑")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("Accuracy vs canonical calibration error over λ (mean ± sd over seeds; * = λ chosen on validation)",
+    fig.suptitle("Accuracy vs canonical calibration error over λ\n(mean ± sd over seeds; * = λ chosen on validation)",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
