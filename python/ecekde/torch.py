@@ -16,6 +16,7 @@ copying them, return a 0-d tensor of the probabilities' dtype, give no gradient 
 second derivatives. Errors are :class:`ecekde.Error` with the library's message.
 """
 import os
+import warnings
 
 import torch
 
@@ -42,7 +43,13 @@ def _load_operator():
     if path is None:
         return None
     if not hasattr(torch.ops.ecekde, "calibration_error"):  # not loaded by someone else already
-        torch.ops.load_library(path)
+        try:
+            torch.ops.load_library(path)
+        except OSError as e:  # e.g. built against another LibTorch than this torch
+            if "ECEKDE_TORCH_LIBRARY" in os.environ:
+                raise
+            warnings.warn(f"ecekde.torch: cannot load {path} ({e}); using the Python backend")
+            return None
     return torch.ops.ecekde.calibration_error
 
 

@@ -3,6 +3,8 @@ LibTorch operator when built, and the autograd.Function over the NumPy module), 
 ecekde.estimate_with_gradient, float32, strides, errors, and a small training loop whose regularised loss
 decreases."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -41,6 +43,20 @@ def test_the_operator_is_used_when_it_was_built():
         assert et.backend == "op"
     else:
         assert et.backend in ("op", "python")
+
+
+def backend_with(library):
+    """The backend a fresh interpreter picks with ECEKDE_TORCH_LIBRARY=library (and its stderr)."""
+    env = dict(os.environ, ECEKDE_TORCH_LIBRARY=library)
+    done = subprocess.run([sys.executable, "-c", "import ecekde.torch as et; print(et.backend)"], env=env,
+                          capture_output=True, text=True)
+    return done.returncode, done.stdout.strip(), done.stderr
+
+
+def test_the_environment_chooses_the_library():
+    assert backend_with("")[:2] == (0, "python")
+    status, _, stderr = backend_with("/nonexistent/libecekde_torch.so")
+    assert status != 0 and "OSError" in stderr  # an explicit library that does not load is an error
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
