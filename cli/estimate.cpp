@@ -106,8 +106,10 @@ void register_estimate(CLI::App& app) {
                   std::string(param::type.help) + ", or all (every type that applies to the input's K)")
       ->type_name("NAME")
       ->capture_default_str();
-  sub->add_option(param::cli_flag(param::p), cmd->options.p, std::string(param::p.help))->capture_default_str();
-  sub->add_option(param::cli_flag(param::bandwidth), cmd->bandwidth, std::string(param::bandwidth.help) + " ('auto')")
+  sub->add_option(param::cli_flag(param::p), cmd->options.p, std::string(param::p.help))
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::bandwidth), cmd->bandwidth,
+                  std::string(param::bandwidth.help) + " ('auto')")
       ->type_name("auto|H")
       ->capture_default_str();
   sub->add_option(param::cli_flag(param::criterion), cmd->criterion, std::string(param::criterion.help))
@@ -120,10 +122,13 @@ void register_estimate(CLI::App& app) {
   sub->add_flag_callback(
       param::cli_flag(param::refine, "--no-"), [cmd] { cmd->options.bandwidth_selection.refine = false; },
       "Take the best grid point as it is. Without this flag: " + std::string(param::refine.help));
-  sub->add_flag(param::cli_flag(param::renormalize), cmd->options.renormalize, std::string(param::renormalize.help));
-  sub->add_option(param::cli_flag(param::threads), cmd->options.execution.threads, std::string(param::threads.help))
+  sub->add_flag(param::cli_flag(param::renormalize), cmd->options.renormalize,
+                std::string(param::renormalize.help));
+  sub->add_option(param::cli_flag(param::threads), cmd->options.execution.threads,
+                  std::string(param::threads.help))
       ->capture_default_str();
-  sub->add_option(param::cli_flag(param::block_size), cmd->options.execution.block_size, std::string(param::block_size.help))
+  sub->add_option(param::cli_flag(param::block_size), cmd->options.execution.block_size,
+                  std::string(param::block_size.help))
       ->capture_default_str();
   sub->add_option(param::cli_flag(param::isa), cmd->options.execution.isa, std::string(param::isa.help));
   sub->add_flag("--json", cmd->json,
