@@ -122,22 +122,24 @@ void print_text(std::ostream& out, const Report& r, const InputDescription& inpu
   } else if (input.renormalized) {
     out << "; rows renormalised";
   }
-  out << ")\n\n";
+  out << ")\n";
+  if (s.replicates) {
+    out << fmt("%g", 100 * s.level) << "% bootstrap intervals and calibration-test p-values from B = " << s.replicates
+        << " replicates (seed " << s.seed << ")\n";
+  } else {
+    out << "no intervals or tests (--replicates 0)\n";
+  }
 
-  out << "Summary\n";
+  out << "\nSummary\n";
   Table summary({"accuracy", value(r.summary.accuracy)}, "lr");
   summary.add({"mean confidence", value(r.summary.mean_confidence)});
   summary.add({"NLL", value(r.summary.nll)});
   summary.add({"Brier score", value(r.summary.brier)});
   summary.print(out);
 
-  const std::string resampling =
-      s.replicates ? fmt("%g", 100 * s.level) + "% bootstrap intervals and calibration-test p-values from B = " +
-                         std::to_string(s.replicates) + " (seed " + std::to_string(s.seed) + ")"
-                   : "no intervals or tests (--replicates 0)";
   const std::string interval_head = s.replicates ? fmt("%g", 100 * s.level) + "% interval" : "interval";
 
-  out << "\nECE^KDE, " << norm(s.p) << ", automatic bandwidth; " << resampling << '\n';
+  out << "\nECE^KDE (" << norm(s.p) << ", automatic bandwidth)\n";
   Table kde({"type", "CE_p", interval_head, "p-value", "bandwidth"}, "lrlrr");
   for (const KdeEntry& e : r.kde) {
     std::vector<std::string> row{std::string(to_string(e.result.type)), value(e.result.ce)};
@@ -167,8 +169,8 @@ void print_text(std::ostream& out, const Report& r, const InputDescription& inpu
     mmce.print(out);
   }
   if (s.replicates)
-    out << "\np-values: consistency resampling (labels redrawn from the predictions) of the hypothesis \"the "
-           "predictions are calibrated\"; the smallest possible is 1/(B + 1) = "
+    out << "\np-values: consistency resampling (labels redrawn from the predictions) of \"the predictions are\n"
+           "calibrated\"; the smallest possible is 1/(B + 1) = "
         << p_value(1.0 / static_cast<double>(s.replicates + 1)) << ".\n";
   if (!plots.empty()) {
     out << "\nPlots:\n";
