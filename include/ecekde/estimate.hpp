@@ -32,9 +32,17 @@ enum class BandwidthCriterion {
   /// The authors' reference code: the same sum minus log h per point. Not a normalised density; it
   /// favours smaller h. Offered so that the reference code's choice can be reproduced.
   reference,
+  /// Not the paper's: leave-one-out cross-validation of the kernel regression the estimate is built on.
+  /// The score is minus the mean leave-one-out Brier score, -(1/n) sum_j ||e_{y_j} - r_j||^2 with r_j
+  /// the leave-one-out estimate of E[y | f_j] (one-dimensional problems: -(1/n) sum_j (b_j - r_j)^2),
+  /// summed over the problems like the likelihood. It chooses the h under which r is the best predictor
+  /// of the labels, and since | ||r_j - f_j|| - ||E[y|f_j] - f_j|| | <= ||r_j - E[y|f_j]||, an accurate r
+  /// makes an accurate estimate; the density likelihood chooses far smaller h (docs/validation.md).
+  /// Needs the labels.
+  loo_regression,
 };
 
-/// "loo-likelihood", "reference".
+/// "loo-likelihood", "reference", "loo-regression".
 std::string_view to_string(BandwidthCriterion criterion);
 /// Parses the names above (also with '_'); throws Error for anything else.
 BandwidthCriterion parse_bandwidth_criterion(std::string_view name);
@@ -59,6 +67,28 @@ struct BandwidthOptions {
   std::size_t max_rows = 20000;
 };
 
+/// How estimate() forms each row's error from the kernel estimate r_j of E[y | f_j].
+enum class KdeForm {
+  /// ||r_j - f_j||_p^p, averaged over the rows: the paper's Eq. 9 (the default).
+  plug_in,
+  /// Not the paper's; p = 2 only. E||r_j - f_j||^2 includes the label noise Var(r_j); this form drops it
+  /// by leaving the pairs i = k out of the square: per row and class, with kernel weights w_i and
+  /// d_ic = 1[y_i = c] - f_jc (i != j),
+  ///   U_jc = sum_{i != k} w_i w_k d_ic d_kc / sum_{i != k} w_i w_k,
+  /// whose expectation given the predictions is free of label noise (the kernel analogue of the paper's
+  /// Eq. 7 and of the debiased binned estimator of Kumar et al. 2019). The estimate is the mean over rows
+  /// of sum_c U_jc (one-dimensional problems: the positive class's U_j1) and can be negative; ce is then
+  /// sqrt(max(ce_pow_p, 0)). Rows whose weight rests on a single neighbour (sum_{i != k} w_i w_k at most
+  /// 1e-6 (sum_i w_i)^2) carry no information on the square and are left out of the mean
+  /// (Result::excluded_rows). Only estimate() offers it.
+  debiased,
+};
+
+/// "plug-in", "debiased".
+std::string_view to_string(KdeForm form);
+/// Parses the names above (also with '_'); throws Error for anything else.
+KdeForm parse_kde_form(std::string_view name);
+
 /// Options of estimate().
 struct EstimateOptions {
   CalibrationType type = CalibrationType::canonical;
@@ -67,6 +97,7 @@ struct EstimateOptions {
   BandwidthOptions bandwidth_selection;
   bool renormalize = false;          ///< divide each row by its sum instead of rejecting it
   ExecutionOptions execution;
+  KdeForm form = KdeForm::plug_in;   ///< how each row's error is formed (plug_in: the paper's)
 };
 
 /// The outcome of an automatic bandwidth selection.
@@ -92,14 +123,21 @@ struct Result {
   std::size_t k = 0;      ///< classes (columns of the input; 1 for one-column binary input)
   std::optional<BandwidthSelection> selection;  ///< present when h was chosen automatically
   std::vector<double> class_ce_pow_p;           ///< marginal only: each class's contribution to ce_pow_p
+  std::size_t excluded_rows = 0;  ///< KdeForm::debiased: rows left out of the mean (summed over problems)
 };
 
 /// Estimates the L_p calibration error of the predictions `probs` (n x K) against `labels` (n).
 /// Throws Error with a one-line message on bad input.
 Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options = {});
 
-/// Chooses the bandwidth for `type` on `probs` by the criterion in `options` (labels are not used).
+/// Chooses the bandwidth for `type` on `probs` by the criterion in `options` (labels are not used, so
+/// the loo-regression criterion, which needs them, throws Error here).
 BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type,
+                                    const BandwidthOptions& options = {},
+                                    const ExecutionOptions& execution = {}, bool renormalize = false);
+
+/// The same with the labels, for every criterion (the likelihood criteria ignore them).
+BandwidthSelection select_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
                                     const BandwidthOptions& options = {},
                                     const ExecutionOptions& execution = {}, bool renormalize = false);
 

@@ -203,7 +203,7 @@ def test_core_errors_carry_the_core_message():
     assert error_of(lambda: ecekde.estimate(probs, labels, bandwidth=-1.0)) == \
         "bandwidth must be a finite number > 0, got -1"
     assert error_of(lambda: ecekde.estimate(probs, labels, criterion="cv")) == \
-        "unknown bandwidth criterion 'cv' (expected loo-likelihood or reference)"
+        "unknown bandwidth criterion 'cv' (expected loo-likelihood, reference or loo-regression)"
 
 
 def test_binding_errors_name_the_argument():

@@ -7,6 +7,7 @@
 #include "core/estimators.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
+#include "core/regression_forms.hpp"
 #include "core/text.hpp"
 #include "ecekde/random.hpp"
 
@@ -32,13 +33,28 @@ CalibrationType parse_calibration_type(std::string_view name) {
 }
 
 std::string_view to_string(BandwidthCriterion criterion) {
-  return criterion == BandwidthCriterion::reference ? "reference" : "loo-likelihood";
+  switch (criterion) {
+    case BandwidthCriterion::loo_likelihood: return "loo-likelihood";
+    case BandwidthCriterion::reference: return "reference";
+    case BandwidthCriterion::loo_regression: return "loo-regression";
+  }
+  return "?";
 }
 
 BandwidthCriterion parse_bandwidth_criterion(std::string_view name) {
   if (name == "loo-likelihood" || name == "loo_likelihood") return BandwidthCriterion::loo_likelihood;
   if (name == "reference") return BandwidthCriterion::reference;
-  detail::fail_with("unknown bandwidth criterion '", name, "' (expected loo-likelihood or reference)");
+  if (name == "loo-regression" || name == "loo_regression") return BandwidthCriterion::loo_regression;
+  detail::fail_with("unknown bandwidth criterion '", name,
+                    "' (expected loo-likelihood, reference or loo-regression)");
+}
+
+std::string_view to_string(KdeForm form) { return form == KdeForm::debiased ? "debiased" : "plug-in"; }
+
+KdeForm parse_kde_form(std::string_view name) {
+  if (name == "plug-in" || name == "plug_in") return KdeForm::plug_in;
+  if (name == "debiased") return KdeForm::debiased;
+  detail::fail_with("unknown estimate form '", name, "' (expected plug-in or debiased)");
 }
 
 std::vector<double> default_bandwidth_grid() {
@@ -82,9 +98,26 @@ std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows) {
   return rows;
 }
 
+RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows) {
+  const KernelPoints& x = lp.points;
+  const std::size_t n = x.n, R = rows.size();
+  std::vector<std::size_t> position(n);
+  for (std::size_t j = 0; j < n; ++j) position[lp.original[j]] = j;
+  RowSubset out;
+  out.self.resize(R);
+  std::vector<double> picked(R * x.dim);
+  for (std::size_t r = 0; r < R; ++r) {
+    out.self[r] = position[rows[r]];
+    for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(out.self[r], k);
+  }
+  out.points = KernelPoints::from_rows(picked.data(), R, x.dim);
+  return out;
+}
+
 std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems,
                                      std::span<const double> bandwidths, BandwidthCriterion criterion,
                                      std::span<const std::size_t> rows, const SweepPlan& plan) {
+  if (criterion == BandwidthCriterion::loo_regression) return regression_scores(problems, bandwidths, rows, plan);
   const std::size_t H = bandwidths.size(), R = rows.size();
   std::vector<double> scores(H, 0.0);
   for (const auto& lp : problems) {
@@ -103,16 +136,8 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
     if (R == n) {
       sweep(x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish));
     } else {
-      // the chosen input rows, located in this problem's (label-sorted) order
-      std::vector<std::size_t> position(n), self(R);
-      for (std::size_t j = 0; j < n; ++j) position[lp.original[j]] = j;
-      std::vector<double> picked(R * x.dim);
-      for (std::size_t r = 0; r < R; ++r) {
-        self[r] = position[rows[r]];
-        for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(self[r], k);
-      }
-      const auto subset = KernelPoints::from_rows(picked.data(), R, x.dim);
-      sweep(subset, x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish, self));
+      const RowSubset subset = row_subset(lp, rows);
+      sweep(subset.points, x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish, subset.self));
     }
     std::vector<double> column(R);
     const double log_norm = std::log(static_cast<double>(n - 1));
@@ -220,6 +245,13 @@ Result start_result(const EstimateOptions& options, const Prepared& in) {
 void check_options(const EstimateOptions& options) {
   check_p(options.p);
   if (options.bandwidth) check_bandwidth(*options.bandwidth);
+  if (options.form == KdeForm::debiased && options.p != 2)
+    fail_with("the debiased form estimates CE_2^2 and needs p = 2, got p = ", options.p);
+}
+
+void check_plug_in(const EstimateOptions& options, std::string_view function) {
+  if (options.form != KdeForm::plug_in)
+    fail_with(function, " supports only the plug-in form, got form ", to_string(options.form));
 }
 
 }  // namespace detail
@@ -230,17 +262,33 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {
-    const double v = weight * detail::mean_error(lp, r.bandwidth, options.p, in.plan);
+    double v = 0;
+    if (options.form == KdeForm::debiased) {
+      const detail::DebiasedMean m = detail::debiased_mean_error(lp, r.bandwidth, in.plan);
+      v = weight * m.value;
+      r.excluded_rows += m.excluded_rows;
+    } else {
+      v = weight * detail::mean_error(lp, r.bandwidth, options.p, in.plan);
+    }
     if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
     r.ce_pow_p += v;
   }
-  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  r.ce = std::pow(std::max(r.ce_pow_p, 0.0), 1 / options.p);
   return r;
 }
 
 BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const BandwidthOptions& options,
                                     const ExecutionOptions& execution, bool renormalize) {
+  if (options.criterion == BandwidthCriterion::loo_regression)
+    fail("bandwidth criterion loo-regression needs the labels: pass them to select_bandwidth");
   const auto in = detail::prepare(probs, LabelsView{}, type, renormalize, execution, false);
+  return detail::choose_bandwidth(in.problems, options, in.plan);
+}
+
+BandwidthSelection select_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
+                                    const BandwidthOptions& options, const ExecutionOptions& execution,
+                                    bool renormalize) {
+  const auto in = detail::prepare(probs, labels, type, renormalize, execution, true);
   return detail::choose_bandwidth(in.problems, options, in.plan);
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/problems.hpp"
@@ -21,6 +22,14 @@ double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan&
 /// The input rows the bandwidth criterion is averaged over: all n, or a uniform random subset of
 /// max_rows of them (fixed seed), in increasing order.
 std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows);
+
+/// The input rows `rows` of a problem as evaluation points of a sweep against all its centres, with each
+/// one's own (label-sorted) centre position, the pair to leave out.
+struct RowSubset {
+  KernelPoints points;
+  std::vector<std::size_t> self;
+};
+RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows);
 
 /// The bandwidth criterion at each of `bandwidths`, averaged over the input rows `rows` (each scored
 /// against all other samples) and summed over the problems (see BandwidthCriterion).
@@ -43,8 +52,11 @@ struct Prepared {
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels);
 
-/// Checks p and an explicit bandwidth.
+/// Checks p, an explicit bandwidth, and that the form applies to p.
 void check_options(const EstimateOptions& options);
+
+/// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
+void check_plug_in(const EstimateOptions& options, std::string_view function);
 
 /// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in.
 Result start_result(const EstimateOptions& options, const Prepared& in);

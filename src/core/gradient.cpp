@@ -174,6 +174,7 @@ namespace ecekde {
 
 GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   detail::check_options(options);
+  detail::check_plug_in(options, "estimate_with_gradient");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   GradientResult out;
   out.result = detail::start_result(options, in);

@@ -155,6 +155,7 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
 KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                            const BootstrapOptions& bootstrap) {
   detail::check_options(options);
+  detail::check_plug_in(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   KdeBootstrap out;

@@ -45,6 +45,7 @@ std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed
 CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                                            const CalibrationTestOptions& test) {
   detail::check_options(options);
+  detail::check_plug_in(options, "calibration_test_kde");
   detail::check_test(test);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;

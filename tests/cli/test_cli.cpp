@@ -368,7 +368,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   expect_failure(with({"--p", "two"}), "Could not convert: --p = two (see 'ecekde estimate --help')", 2);
   expect_failure(with({"--type", "classwise"}),
                  "unknown --type 'classwise' (expected canonical, marginal, top-label, binary or all)", 1);
-  expect_failure(with({"--criterion", "mle"}), "unknown bandwidth criterion 'mle' (expected loo-likelihood or reference)", 1);
+  expect_failure(with({"--criterion", "mle"}), "unknown bandwidth criterion 'mle' (expected loo-likelihood, reference or loo-regression)", 1);
   expect_failure(with({"--grid", "0.1,-1"}), "bandwidth grid values must be finite numbers > 0, got -1", 1);
   expect_failure(with({"--threads", "-1"}), "threads must be >= 0 (0 = all cores), got -1", 1);
 

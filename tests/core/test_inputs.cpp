@@ -71,7 +71,7 @@ TEST(Inputs, ExactMessages) {
   EXPECT_THROW_MSG(ecekde::parse_calibration_type("foo"),
                    "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
   EXPECT_THROW_MSG(ecekde::parse_bandwidth_criterion("bic"),
-                   "unknown bandwidth criterion 'bic' (expected loo-likelihood or reference)");
+                   "unknown bandwidth criterion 'bic' (expected loo-likelihood, reference or loo-regression)");
 }
 
 TEST(Inputs, RenormalizeRescalesRowsAndRejectsZeroRows) {

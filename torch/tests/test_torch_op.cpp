@@ -412,7 +412,7 @@ TEST(TorchOp, BadInputRaisesWithTheCoresMessage) {
   EXPECT_EQ(error_of([&] { op.call(b.probs, y, "foo", 1.0, 0.1, false, 0, "loo-likelihood"); }),
             "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
   EXPECT_EQ(error_of([&] { op.call(b.probs, y, "canonical", 1.0, {}, false, 0, "bar"); }),
-            "unknown bandwidth criterion 'bar' (expected loo-likelihood or reference)");
+            "unknown bandwidth criterion 'bar' (expected loo-likelihood, reference or loo-regression)");
 }
 
 }  // namespace
