@@ -1,7 +1,6 @@
 #include "progress.hpp"
 
 #include <cstdio>
-#include <string>
 #include <unistd.h>
 
 namespace ecekde::cli {

@@ -35,7 +35,7 @@ const KdeEntry& kde_of(const Report& r, CalibrationType type) {
   fail("internal error: the report has no ECE^KDE " + std::string(to_string(type)));
 }
 
-// The L_p per-bin (per-sample for canonical) binned entry of a type, with fixed bins if `fixed`.
+// The report's equal-width L_p binned entry of a type (per-bin; per-sample for canonical).
 const BinnedEntry& binned_of(const Report& r, CalibrationType type) {
   for (const BinnedEntry& e : r.binned)
     if (e.options.type == type && e.options.binning == Binning::equal_width && !e.options.maximum &&

@@ -338,6 +338,27 @@ TEST(Report, ClassSubset) {
   expect_report(doc, sub, 1, 15, std::nullopt);
 }
 
+// float32 input is resampled as float32, so every resample meets the float32 row-sum tolerance
+// max(1e-6, K 2^-24): rows off by 1.1e-6 at K = 20 pass as float32 but would fail as float64.
+TEST(Report, Float32InputIsResampledAsFloat32) {
+  testfiles::ScratchDir dir;
+  const Files f = write_predictions(dir, 60, 20, 45);
+  std::vector<float> narrow(f.data.f.begin(), f.data.f.end());
+  for (std::size_t r = 0; r < 60; ++r) narrow[r * 20] += 1.1e-6f;
+  ecekde::io::write_npy(dir.path("p32.npy"), narrow, {60, 20});
+  const Output o = ecekde_cli(dir, {"report", "--probs", dir.path("p32.npy"), "--labels", f.labels, "--replicates", "5", "--json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const json doc = json::parse(o.out);
+  EXPECT_EQ(doc.at("input").at("probs_dtype"), "float32");
+  const ProbsView probs = ProbsView::row_major(narrow.data(), 60, 20);
+  EXPECT_EQ(doc.at("binned")[0].at("ce").get<double>(), ecekde::binned_calibration_error(probs, LabelsView(f.data.y)).ce);
+  EXPECT_EQ(doc.at("kde")[0].at("ce").get<double>(), ecekde::estimate(probs, LabelsView(f.data.y)).ce);
+  for (const json& e : doc.at("binned")) EXPECT_TRUE(e.contains("interval"));
+  std::vector<double> widened(narrow.begin(), narrow.end());
+  EXPECT_THROW(ecekde::binned_calibration_error(ProbsView::row_major(widened.data(), 60, 20), LabelsView(f.data.y)),
+               ecekde::Error);
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t start = 0;
