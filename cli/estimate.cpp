@@ -122,6 +122,9 @@ void register_estimate(CLI::App& app) {
   sub->add_flag_callback(
       param::cli_flag(param::refine, "--no-"), [cmd] { cmd->options.bandwidth_selection.refine = false; },
       "Take the best grid point as it is. Without this flag: " + std::string(param::refine.help));
+  sub->add_option(param::cli_flag(param::max_rows), cmd->options.bandwidth_selection.max_rows,
+                  std::string(param::max_rows.help))
+      ->capture_default_str();
   sub->add_flag(param::cli_flag(param::renormalize), cmd->options.renormalize,
                 std::string(param::renormalize.help));
   sub->add_option(param::cli_flag(param::threads), cmd->options.execution.threads,

@@ -40,6 +40,10 @@ inline constexpr Parameter grid{
     "0.6, 0.8, 1)"};
 inline constexpr Parameter refine{
     "refine", "Refine the best grid point of the automatic choice by a search in log h around it"};
+inline constexpr Parameter max_rows{
+    "max_rows",
+    "Average the automatic choice's criterion over at most this many rows, a random subset with a fixed seed "
+    "(each row still scored against all samples); 0 = all rows"};
 inline constexpr Parameter renormalize{
     "renormalize", "Divide each probability row by its sum instead of rejecting rows that do not sum to 1"};
 inline constexpr Parameter threads{"threads", "Worker threads; 0 = every hardware thread"};

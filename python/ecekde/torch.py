@@ -123,7 +123,8 @@ def _op_backend(probs, labels, root, options):
 
 def calibration_error(probs, labels, *, type=_DEFAULTS["type"], p=_DEFAULTS["p"],
                       bandwidth=_DEFAULTS["bandwidth"], root=False, criterion=_DEFAULTS["criterion"],
-                      grid=_DEFAULTS["grid"], refine=_DEFAULTS["refine"], threads=_DEFAULTS["threads"]):
+                      grid=_DEFAULTS["grid"], refine=_DEFAULTS["refine"], max_rows=_DEFAULTS["max_rows"],
+                      threads=_DEFAULTS["threads"]):
     """ECE^KDE of a batch, differentiable with respect to ``probs``.
 
     Args:
@@ -131,7 +132,7 @@ def calibration_error(probs, labels, *, type=_DEFAULTS["type"], p=_DEFAULTS["p"]
             type; a float32 or float64 CPU tensor. Every entry is a free variable: the chain rule through
             the softmax is autograd's.
         labels: n class indices, an int64 or int32 CPU tensor (no gradient).
-        type, p, bandwidth, criterion, grid, refine, threads: as in :func:`ecekde.estimate`. An automatic
+        type, p, bandwidth, criterion, grid, refine, max_rows, threads: as in :func:`ecekde.estimate`. An automatic
             bandwidth is chosen on the detached batch and held constant in the gradient.
         root: False gives CE_p^p (what the paper trains with), True gives CE_p.
 
@@ -139,12 +140,12 @@ def calibration_error(probs, labels, *, type=_DEFAULTS["type"], p=_DEFAULTS["p"]
         A 0-d tensor of probs' dtype.
     """
     _check_tensors(probs, labels)
-    if bandwidth is None and (grid is not None or refine != _DEFAULTS["refine"]) and backend == "op":
-        # The operator chooses h with the default grid and refinement; choose it here instead.
-        bandwidth = _ecekde.select_bandwidth(probs.detach().numpy(), type=type, criterion=criterion, grid=grid,
-                                             refine=refine, threads=threads).chosen
-    options = dict(type=type, p=p, bandwidth=bandwidth, criterion=criterion, grid=grid, refine=refine,
-                   threads=threads)
+    selection = dict(criterion=criterion, grid=grid, refine=refine, max_rows=max_rows)
+    if bandwidth is None and backend == "op" and any(selection[k] != _DEFAULTS[k] for k in selection):
+        # The operator's schema has the criterion but not the other selection options: choose h here.
+        bandwidth = _ecekde.select_bandwidth(probs.detach().numpy(), type=type, threads=threads,
+                                             **selection).chosen
+    options = dict(type=type, p=p, bandwidth=bandwidth, threads=threads, **selection)
     run = _op_backend if backend == "op" else _python_backend
     return run(probs, labels, root, options)
 

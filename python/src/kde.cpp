@@ -27,7 +27,8 @@ namespace param = parameters;
 
 EstimateOptions estimate_options(std::string_view type, double p, std::optional<double> bandwidth,
                                  std::string_view criterion, std::optional<std::vector<double>> grid, bool refine,
-                                 bool renormalize, int threads, std::size_t block_size, std::string isa) {
+                                 std::size_t max_rows, bool renormalize, int threads, std::size_t block_size,
+                                 std::string isa) {
   EstimateOptions o;
   o.type = parse_calibration_type(type);
   o.p = p;
@@ -35,6 +36,7 @@ EstimateOptions estimate_options(std::string_view type, double p, std::optional<
   o.bandwidth_selection.criterion = parse_bandwidth_criterion(criterion);
   if (grid) o.bandwidth_selection.grid = std::move(*grid);
   o.bandwidth_selection.refine = refine;
+  o.bandwidth_selection.max_rows = max_rows;
   o.renormalize = renormalize;
   o.execution = {.threads = threads, .block_size = block_size, .isa = std::move(isa)};
   return o;
@@ -55,6 +57,7 @@ std::vector<ArgDoc> kde_arg_docs(std::initializer_list<ArgDoc> extra = {}) {
                            ArgDoc(param::criterion),
                            ArgDoc(param::grid, "None = the paper's grid"),
                            ArgDoc(param::refine),
+                           ArgDoc(param::max_rows),
                            ArgDoc(param::renormalize),
                            ArgDoc(param::threads),
                            ArgDoc(param::block_size),
@@ -71,11 +74,11 @@ void def_kde(py::module_& m, const char* name, const std::string& doc, Run run, 
   m.def(
       name,
       [run](py::object probs, py::object labels, std::string_view type, double p, std::optional<double> bandwidth,
-            std::string_view criterion, std::optional<std::vector<double>> grid, bool refine, bool renormalize,
-            int threads, std::size_t block_size, std::string isa, Extra... extra) {
+            std::string_view criterion, std::optional<std::vector<double>> grid, bool refine, std::size_t max_rows,
+            bool renormalize, int threads, std::size_t block_size, std::string isa, Extra... extra) {
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
-        const EstimateOptions o = estimate_options(type, p, bandwidth, criterion, std::move(grid), refine,
+        const EstimateOptions o = estimate_options(type, p, bandwidth, criterion, std::move(grid), refine, max_rows,
                                                    renormalize, threads, block_size, std::move(isa));
         return run(probs_in, labels_in, o, extra...);
       },
@@ -84,9 +87,10 @@ void def_kde(py::module_& m, const char* name, const std::string& doc, Run run, 
       arg(param::bandwidth) = d.bandwidth,
       arg(param::criterion) = std::string(to_string(d.bandwidth_selection.criterion)),
       arg(param::grid) = py::none(),  // None: EstimateOptions{}'s empty grid, i.e. the paper's
-      arg(param::refine) = d.bandwidth_selection.refine, arg(param::renormalize) = d.renormalize,
-      arg(param::threads) = d.execution.threads, arg(param::block_size) = d.execution.block_size,
-      arg(param::isa) = d.execution.isa, std::forward<ExtraArgs>(extra_args)...);
+      arg(param::refine) = d.bandwidth_selection.refine, arg(param::max_rows) = d.bandwidth_selection.max_rows,
+      arg(param::renormalize) = d.renormalize, arg(param::threads) = d.execution.threads,
+      arg(param::block_size) = d.execution.block_size, arg(param::isa) = d.execution.isa,
+      std::forward<ExtraArgs>(extra_args)...);
 }
 
 BootstrapOptions bootstrap_options(std::size_t replicates, double level, std::uint64_t seed,
@@ -179,25 +183,27 @@ void register_kde(py::module_& m) {
   m.def(
       "select_bandwidth",
       [](py::object probs, std::string_view type, std::string_view criterion, std::optional<std::vector<double>> grid,
-         bool refine, bool renormalize, int threads, std::size_t block_size, std::string isa) {
+         bool refine, std::size_t max_rows, bool renormalize, int threads, std::size_t block_size, std::string isa) {
         const ProbsInput probs_in = probs_input(probs);
         const EstimateOptions o = estimate_options(type, 1, std::nullopt, criterion, std::move(grid), refine,
-                                                   renormalize, threads, block_size, std::move(isa));
+                                                   max_rows, renormalize, threads, block_size, std::move(isa));
         py::gil_scoped_release nogil;
         return select_bandwidth(probs_in.view, o.type, o.bandwidth_selection, o.execution, o.renormalize);
       },
       docstring("The automatic bandwidth for `type` on `probs` (labels are not used; "
                 "ecekde::select_bandwidth).",
                 {ArgDoc("probs", kProbsDoc), ArgDoc(param::type), ArgDoc(param::criterion),
-                 ArgDoc(param::grid, "None = the paper's grid"), ArgDoc(param::refine), ArgDoc(param::renormalize),
+                 ArgDoc(param::grid, "None = the paper's grid"), ArgDoc(param::refine), ArgDoc(param::max_rows),
+                 ArgDoc(param::renormalize),
                  ArgDoc(param::threads), ArgDoc(param::block_size), ArgDoc(param::isa, "'' = the best")},
                 "BandwidthSelection")
           .c_str(),
       py::arg("probs"), py::kw_only(), arg(param::type) = std::string(to_string(d.type)),
       arg(param::criterion) = std::string(to_string(d.bandwidth_selection.criterion)),
       arg(param::grid) = py::none(), arg(param::refine) = d.bandwidth_selection.refine,
-      arg(param::renormalize) = d.renormalize, arg(param::threads) = d.execution.threads,
-      arg(param::block_size) = d.execution.block_size, arg(param::isa) = d.execution.isa);
+      arg(param::max_rows) = d.bandwidth_selection.max_rows, arg(param::renormalize) = d.renormalize,
+      arg(param::threads) = d.execution.threads, arg(param::block_size) = d.execution.block_size,
+      arg(param::isa) = d.execution.isa);
 
   m.def(
       "_estimate_defaults",
@@ -207,6 +213,7 @@ void register_kde(py::module_& m) {
                         py::arg("bandwidth") = d.bandwidth,
                         py::arg("criterion") = std::string(to_string(d.bandwidth_selection.criterion)),
                         py::arg("grid") = py::none(), py::arg("refine") = d.bandwidth_selection.refine,
+                        py::arg("max_rows") = d.bandwidth_selection.max_rows,
                         py::arg("renormalize") = d.renormalize, py::arg("threads") = d.execution.threads,
                         py::arg("block_size") = d.execution.block_size, py::arg("isa") = d.execution.isa);
       },

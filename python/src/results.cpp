@@ -103,7 +103,9 @@ void register_kde(py::module_& m) {
              "bandwidths evaluated by the refinement, in order")
       .field("refined_score", vector_field(&BandwidthSelection::refined_score), "their criterion values")
       .field("chosen", [](const BandwidthSelection& s) { return s.bandwidth; }, "the chosen bandwidth h")
-      .field("chosen_score", [](const BandwidthSelection& s) { return s.best_score; }, "the criterion at h");
+      .field("chosen_score", [](const BandwidthSelection& s) { return s.best_score; }, "the criterion at h")
+      .field("rows", [](const BandwidthSelection& s) { return s.rows; },
+             "rows the criterion was averaged over (n, or max_rows)");
 
   ResultClass<Result>(m, "Result", "One ECE^KDE estimate (the fields of one result of `ecekde estimate --json`).")
       .field("type", [](const Result& r) { return std::string(to_string(r.type)); },

@@ -114,8 +114,8 @@ def test_cli_and_python_share_parameter_names_defaults_and_help():
     doc = ecekde.estimate.__doc__
     defaults = ecekde._ecekde._estimate_defaults()
     table = ecekde._ecekde._estimate_parameters()
-    assert list(table) == ["type", "p", "bandwidth", "criterion", "grid", "refine", "renormalize", "threads",
-                           "block_size", "isa"]
+    assert list(table) == ["type", "p", "bandwidth", "criterion", "grid", "refine", "max_rows", "renormalize",
+                           "threads", "block_size", "isa"]
     for name, help_line in table.items():
         assert f"\n    {name}: {help_line}" in doc, name
         assert help_line in help_text, name
@@ -125,5 +125,5 @@ def test_cli_and_python_share_parameter_names_defaults_and_help():
     shown = dict(re.findall(r"^  --([\w-]+) [\w|]+=(\S+)", help_text, flags=re.M))
     assert shown["type"] == defaults["type"] and float(shown["p"]) == defaults["p"]
     assert shown["criterion"] == defaults["criterion"] and int(shown["threads"]) == defaults["threads"]
-    assert int(shown["block-size"]) == defaults["block_size"]
+    assert int(shown["block-size"]) == defaults["block_size"] and int(shown["max-rows"]) == defaults["max_rows"]
     assert shown["bandwidth"] == "auto" and defaults["bandwidth"] is None

@@ -62,6 +62,7 @@ def test_select_bandwidth_is_the_estimates_choice():
     # (the scores agree to rounding: estimate() sums in another order, its centres sorted by class)
     assert s.score == pytest.approx(r.bandwidth_selection.score, rel=1e-13, abs=1e-13)
     assert s.grid.tolist() == ecekde.default_bandwidth_grid().tolist() and len(s.score) == 20
+    assert s.rows == 80 and ecekde.select_bandwidth(probs, max_rows=30).rows == 30
     coarse = ecekde.select_bandwidth(probs, grid=[0.01, 0.1, 1.0], refine=False)
     assert coarse.chosen in (0.01, 0.1, 1.0) and len(coarse.refined_grid) == 0
 
@@ -160,7 +161,7 @@ def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     d = r.to_dict()
     assert list(d) == list(type(r)._fields)
     assert list(d["bandwidth_selection"]) == ["criterion", "grid", "score", "refined_grid", "refined_score",
-                                              "chosen", "chosen_score"]
+                                              "chosen", "chosen_score", "rows"]
     assert isinstance(d["class_ce_pow_p"], list) and d["bandwidth_selection"]["chosen"] == r.bandwidth
     fixed = ecekde.estimate(probs, labels, bandwidth=0.1).to_dict()
     assert "bandwidth_selection" not in fixed and "class_ce_pow_p" not in fixed

@@ -23,7 +23,7 @@ def call(backend, probs, labels, root=False, **options):
     """calibration_error through one backend (the public function uses et.backend)."""
     full = dict(et._DEFAULTS)
     full.update(options)
-    full = {k: full[k] for k in ("type", "p", "bandwidth", "criterion", "grid", "refine", "threads")}
+    full = {k: full[k] for k in ("type", "p", "bandwidth", "criterion", "grid", "refine", "max_rows", "threads")}
     return BACKENDS[backend](probs, labels, root, full)
 
 
