@@ -10,11 +10,13 @@ namespace ecekde::cli {
 void register_estimate(CLI::App& app);
 void register_report(CLI::App& app);
 void register_fit_temperature(CLI::App& app);
+void register_synth(CLI::App& app);
 
 inline constexpr void (*kCommands[])(CLI::App&) = {
     register_estimate,
     register_report,
     register_fit_temperature,
+    register_synth,
 };
 
 }  // namespace ecekde::cli
