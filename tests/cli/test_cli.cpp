@@ -395,7 +395,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   expect_failure({"estimate", "--data", ragged}, "--data needs --label-column", 2);
   expect_failure(with({"--data", ragged}), "give either --probs and --labels, or --data and --label-column, not both", 2);
   expect_failure(with({"--fast"}), "The following argument was not expected: --fast (see 'ecekde estimate --help')", 2);
-  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate, report, fit-temperature)", 2);
+  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate, report, fit-temperature, synth)", 2);
   expect_failure({}, "A subcommand is required (see 'ecekde --help')", 2);
 }
 
