@@ -32,8 +32,9 @@ inline constexpr Parameter bandwidth{
     "bandwidth", "Kernel bandwidth h > 0, or automatic: chosen per type by leave-one-out likelihood"};
 inline constexpr Parameter criterion{
     "criterion",
-    "Automatic bandwidth criterion: loo-likelihood (the paper's LOO maximum likelihood) or reference (as the "
-    "authors' code: minus log h per point, favours smaller h)"};
+    "Automatic bandwidth criterion: loo-likelihood (the paper's LOO maximum likelihood), reference (as the "
+    "authors' code: minus log h per point, favours smaller h) or loo-regression (not the paper's: minus the "
+    "leave-one-out Brier score of the kernel regression; needs the labels)"};
 inline constexpr Parameter grid{
     "grid",
     "Candidate bandwidths of the automatic choice (default: the paper's 10^linspace(-5,-1,15) and 0.2, 0.4, "
@@ -44,6 +45,10 @@ inline constexpr Parameter max_rows{
     "max_rows",
     "Average the automatic choice's criterion over at most this many rows, a random subset with a fixed seed "
     "(each row still scored against all samples); 0 = all rows"};
+inline constexpr Parameter kde_form{
+    "form",
+    "How each row's error is formed: plug-in (the paper's Eq. 9) or debiased (not the paper's; p = 2 only: "
+    "the label noise's pairs left out, can be negative; only the estimate itself offers it)"};
 inline constexpr Parameter renormalize{
     "renormalize", "Divide each probability row by its sum instead of rejecting rows that do not sum to 1"};
 inline constexpr Parameter threads{"threads", "Worker threads; 0 = every hardware thread"};

@@ -27,8 +27,8 @@ namespace param = parameters;
 
 EstimateOptions estimate_options(std::string_view type, double p, std::optional<double> bandwidth,
                                  std::string_view criterion, std::optional<std::vector<double>> grid, bool refine,
-                                 std::size_t max_rows, bool renormalize, int threads, std::size_t block_size,
-                                 std::string isa) {
+                                 std::size_t max_rows, std::string_view form, bool renormalize, int threads,
+                                 std::size_t block_size, std::string isa) {
   EstimateOptions o;
   o.type = parse_calibration_type(type);
   o.p = p;
@@ -37,6 +37,7 @@ EstimateOptions estimate_options(std::string_view type, double p, std::optional<
   if (grid) o.bandwidth_selection.grid = std::move(*grid);
   o.bandwidth_selection.refine = refine;
   o.bandwidth_selection.max_rows = max_rows;
+  o.form = parse_kde_form(form);
   o.renormalize = renormalize;
   o.execution = {.threads = threads, .block_size = block_size, .isa = std::move(isa)};
   return o;
@@ -58,6 +59,7 @@ std::vector<ArgDoc> kde_arg_docs(std::initializer_list<ArgDoc> extra = {}) {
                            ArgDoc(param::grid, "None = the paper's grid"),
                            ArgDoc(param::refine),
                            ArgDoc(param::max_rows),
+                           ArgDoc(param::kde_form),
                            ArgDoc(param::renormalize),
                            ArgDoc(param::threads),
                            ArgDoc(param::block_size),
@@ -75,11 +77,12 @@ void def_kde(py::module_& m, const char* name, const std::string& doc, Run run, 
       name,
       [run](py::object probs, py::object labels, std::string_view type, double p, std::optional<double> bandwidth,
             std::string_view criterion, std::optional<std::vector<double>> grid, bool refine, std::size_t max_rows,
-            bool renormalize, int threads, std::size_t block_size, std::string isa, Extra... extra) {
+            std::string_view form, bool renormalize, int threads, std::size_t block_size, std::string isa,
+            Extra... extra) {
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         const EstimateOptions o = estimate_options(type, p, bandwidth, criterion, std::move(grid), refine, max_rows,
-                                                   renormalize, threads, block_size, std::move(isa));
+                                                   form, renormalize, threads, block_size, std::move(isa));
         return run(probs_in, labels_in, o, extra...);
       },
       doc.c_str(), py::arg("probs"), py::arg("labels"), py::kw_only(),
@@ -88,7 +91,7 @@ void def_kde(py::module_& m, const char* name, const std::string& doc, Run run, 
       arg(param::criterion) = std::string(to_string(d.bandwidth_selection.criterion)),
       arg(param::grid) = py::none(),  // None: EstimateOptions{}'s empty grid, i.e. the paper's
       arg(param::refine) = d.bandwidth_selection.refine, arg(param::max_rows) = d.bandwidth_selection.max_rows,
-      arg(param::renormalize) = d.renormalize, arg(param::threads) = d.execution.threads,
+      arg(param::kde_form) = std::string(to_string(d.form)), arg(param::renormalize) = d.renormalize, arg(param::threads) = d.execution.threads,
       arg(param::block_size) = d.execution.block_size, arg(param::isa) = d.execution.isa,
       std::forward<ExtraArgs>(extra_args)...);
 }
@@ -182,23 +185,33 @@ void register_kde(py::module_& m) {
   const EstimateOptions d{};
   m.def(
       "select_bandwidth",
-      [](py::object probs, std::string_view type, std::string_view criterion, std::optional<std::vector<double>> grid,
-         bool refine, std::size_t max_rows, bool renormalize, int threads, std::size_t block_size, std::string isa) {
+      [](py::object probs, py::object labels, std::string_view type, std::string_view criterion,
+         std::optional<std::vector<double>> grid, bool refine, std::size_t max_rows, bool renormalize, int threads,
+         std::size_t block_size, std::string isa) {
         const ProbsInput probs_in = probs_input(probs);
-        const EstimateOptions o = estimate_options(type, 1, std::nullopt, criterion, std::move(grid), refine,
-                                                   max_rows, renormalize, threads, block_size, std::move(isa));
+        const std::optional<LabelsInput> labels_in =
+            labels.is_none() ? std::nullopt : std::optional<LabelsInput>(labels_input(labels));
+        const EstimateOptions o =
+            estimate_options(type, 1, std::nullopt, criterion, std::move(grid), refine, max_rows,
+                             to_string(EstimateOptions{}.form), renormalize, threads, block_size, std::move(isa));
         py::gil_scoped_release nogil;
+        if (labels_in)
+          return select_bandwidth(probs_in.view, labels_in->view, o.type, o.bandwidth_selection, o.execution,
+                                  o.renormalize);
         return select_bandwidth(probs_in.view, o.type, o.bandwidth_selection, o.execution, o.renormalize);
       },
-      docstring("The automatic bandwidth for `type` on `probs` (labels are not used; "
-                "ecekde::select_bandwidth).",
-                {ArgDoc("probs", kProbsDoc), ArgDoc(param::type), ArgDoc(param::criterion),
+      docstring("The automatic bandwidth for `type` on `probs`, as estimate() chooses it "
+                "(ecekde::select_bandwidth).",
+                {ArgDoc("probs", kProbsDoc),
+                 ArgDoc("labels", "None, or the labels: only the loo-regression criterion needs them"),
+                 ArgDoc(param::type), ArgDoc(param::criterion),
                  ArgDoc(param::grid, "None = the paper's grid"), ArgDoc(param::refine), ArgDoc(param::max_rows),
                  ArgDoc(param::renormalize),
                  ArgDoc(param::threads), ArgDoc(param::block_size), ArgDoc(param::isa, "'' = the best")},
                 "BandwidthSelection")
           .c_str(),
-      py::arg("probs"), py::kw_only(), arg(param::type) = std::string(to_string(d.type)),
+      py::arg("probs"), py::arg("labels") = py::none(), py::kw_only(),
+      arg(param::type) = std::string(to_string(d.type)),
       arg(param::criterion) = std::string(to_string(d.bandwidth_selection.criterion)),
       arg(param::grid) = py::none(), arg(param::refine) = d.bandwidth_selection.refine,
       arg(param::max_rows) = d.bandwidth_selection.max_rows, arg(param::renormalize) = d.renormalize,
@@ -214,6 +227,7 @@ void register_kde(py::module_& m) {
                         py::arg("criterion") = std::string(to_string(d.bandwidth_selection.criterion)),
                         py::arg("grid") = py::none(), py::arg("refine") = d.bandwidth_selection.refine,
                         py::arg("max_rows") = d.bandwidth_selection.max_rows,
+                        py::arg("form") = std::string(to_string(d.form)),
                         py::arg("renormalize") = d.renormalize, py::arg("threads") = d.execution.threads,
                         py::arg("block_size") = d.execution.block_size, py::arg("isa") = d.execution.isa);
       },

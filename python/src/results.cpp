@@ -128,7 +128,13 @@ void register_kde(py::module_& m) {
                if (r.type != CalibrationType::marginal) return py::none();
                return array_over(r.class_ce_pow_p, self);
              },
-             "marginal only (else None): each class's contribution to ce_pow_p");
+             "marginal only (else None): each class's contribution to ce_pow_p")
+      .field("excluded_rows",
+             [](const Result& r) -> std::optional<std::size_t> {
+               if (r.excluded_rows == 0) return std::nullopt;
+               return r.excluded_rows;
+             },
+             "the debiased form only: rows left out of the mean (None when no row was left out)");
 
   ResultClass<Gradient>(m, "GradientResult", "An estimate and its gradient with respect to the probabilities.")
       .field("result", [](const Gradient& g) -> const Result& { return g.value.result; }, "the Result")

@@ -1,6 +1,6 @@
 // The C++ side of the Python tests: runs one ecekde computation on files and prints every number exactly
 // (hexadecimal floating point), one "name value value ..." line per field. Usage:
-//   ecekde_py_reference estimate    PROBS LABELS TYPE P H|auto
+//   ecekde_py_reference estimate    PROBS LABELS TYPE P H|auto [CRITERION FORM]
 //   ecekde_py_reference gradient    PROBS LABELS TYPE P H|auto
 //   ecekde_py_reference bootstrap   PROBS LABELS TYPE P H|auto REPLICATES SEED COPIES
 //   ecekde_py_reference test        PROBS LABELS TYPE P H|auto REPLICATES SEED
@@ -59,8 +59,15 @@ int run(int argc, char** argv) {
   const LabelsView labels = in.labels.view();
   char** a = argv + 4;
   const int rest = argc - 4;
-  if (command == "estimate" && rest == 3) {
-    print_result(estimate(probs, labels, estimate_options(a)));
+  if (command == "estimate" && (rest == 3 || rest == 5)) {
+    EstimateOptions o = estimate_options(a);
+    if (rest == 5) {
+      o.bandwidth_selection.criterion = parse_bandwidth_criterion(a[3]);
+      o.form = parse_kde_form(a[4]);
+    }
+    const Result r = estimate(probs, labels, o);
+    print_result(r);
+    print("excluded_rows", static_cast<double>(r.excluded_rows));
   } else if (command == "gradient" && rest == 3) {
     const GradientResult g = estimate_with_gradient(probs, labels, estimate_options(a));
     print_result(g.result);

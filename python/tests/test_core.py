@@ -31,6 +31,22 @@ def test_estimate_equals_cpp(files, type, p, bandwidth):
         assert r.class_ce_pow_p is None
 
 
+@pytest.mark.parametrize("type", ["canonical", "top-label"])
+def test_regression_criterion_and_debiased_form_equal_cpp(files, type):
+    probs, labels = predictions_for(type, n=90, seed=5)
+    expected = reference("estimate", *files(probs, labels), type, 2, "auto", "loo-regression", "debiased")
+    r = ecekde.estimate(probs, labels, type=type, p=2, criterion="loo-regression", form="debiased")
+    assert (r.ce_pow_p, r.bandwidth) == (expected["ce_pow_p"][0], expected["bandwidth"][0])
+    assert (r.excluded_rows or 0) == expected["excluded_rows"][0]
+    assert r.bandwidth_selection.criterion == "loo-regression"
+    s = ecekde.select_bandwidth(probs, labels, type=type, criterion="loo-regression")
+    assert s.chosen == r.bandwidth
+    with pytest.raises(ecekde.Error):  # the regression criterion needs the labels
+        ecekde.select_bandwidth(probs, type=type, criterion="loo-regression")
+    with pytest.raises(ecekde.Error):  # only the estimate itself offers the debiased form
+        ecekde.estimate_with_gradient(probs, labels, type=type, p=2, bandwidth=0.1, form="debiased")
+
+
 @pytest.mark.parametrize("type", TYPES)
 def test_gradient_equals_cpp(files, type):
     probs, labels = predictions_for(type, n=40, seed=4)
@@ -157,9 +173,9 @@ def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     r = ecekde.estimate(probs, labels, type="marginal")
     assert isinstance(r, ecekde.Result)
     assert type(r)._fields == ("type", "p", "bandwidth", "ce", "ce_pow_p", "n", "k", "bandwidth_rule",
-                               "bandwidth_selection", "class_ce_pow_p")
+                               "bandwidth_selection", "class_ce_pow_p", "excluded_rows")
     d = r.to_dict()
-    assert list(d) == list(type(r)._fields)
+    assert list(d) == list(type(r)._fields)[:-1]  # excluded_rows: None, left out
     assert list(d["bandwidth_selection"]) == ["criterion", "grid", "score", "refined_grid", "refined_score",
                                               "chosen", "chosen_score", "rows"]
     assert isinstance(d["class_ce_pow_p"], list) and d["bandwidth_selection"]["chosen"] == r.bandwidth
