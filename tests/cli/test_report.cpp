@@ -540,6 +540,20 @@ TEST(Report, PlotsForOtherClassCounts) {
   }
 }
 
+// Above 20000 samples the report warns before it starts (checked cheaply: a bad --level stops it at the
+// first estimator, after the warning).
+TEST(Report, WarnsForLargeN) {
+  testfiles::ScratchDir dir;
+  for (std::size_t n : {20000, 20001}) {
+    const Files f = write_predictions(dir, n, 2, 46);
+    const Output o = ecekde_cli(dir, {"report", "--probs", f.probs, "--labels", f.labels, "--level", "1.5"});
+    EXPECT_EQ(o.status, 1);
+    const std::string warning = "ecekde: warning: n = 20001 samples: ECE^KDE costs O(n^2) per sweep and the report runs "
+                                "dozens of sweeps; this may take minutes (--replicates 0 skips the intervals and tests)\n";
+    EXPECT_EQ(o.err, (n > 20000 ? warning : "") + "ecekde: error: bootstrap level must be in (0, 1), got 1.5\n");
+  }
+}
+
 // The library's message for an input it rejects.
 std::string binned_message(const oracle::Data& d, ecekde::BinnedOptions o = {}) {
   try {
