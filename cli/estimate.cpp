@@ -63,6 +63,7 @@ struct EstimateCommand {
   std::string type = std::string(to_string(EstimateOptions{}.type));
   std::string bandwidth = bandwidth_text(EstimateOptions{}.bandwidth);
   std::string criterion = std::string(to_string(BandwidthOptions{}.criterion));
+  std::string form = std::string(to_string(EstimateOptions{}.form));
   bool json = false;
 
   void run() const {
@@ -70,6 +71,7 @@ struct EstimateCommand {
     EstimateOptions o = options;
     o.bandwidth = parse_bandwidth(bandwidth);
     o.bandwidth_selection.criterion = parse_bandwidth_criterion(criterion);
+    o.form = parse_kde_form(form);
     const io::Predictions in = load_inputs(input);
     const ProbsView probs = in.probs.view();
 
@@ -124,6 +126,9 @@ void register_estimate(CLI::App& app) {
       "Take the best grid point as it is. Without this flag: " + std::string(param::refine.help));
   sub->add_option(param::cli_flag(param::max_rows), cmd->options.bandwidth_selection.max_rows,
                   std::string(param::max_rows.help))
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::kde_form), cmd->form, std::string(param::kde_form.help))
+      ->type_name("NAME")
       ->capture_default_str();
   sub->add_flag(param::cli_flag(param::renormalize), cmd->options.renormalize,
                 std::string(param::renormalize.help));

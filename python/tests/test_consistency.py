@@ -117,8 +117,6 @@ def test_cli_and_python_share_parameter_names_defaults_and_help():
     assert list(table) == ["type", "p", "bandwidth", "criterion", "grid", "refine", "max_rows", "form",
                            "renormalize", "threads", "block_size", "isa"]
     for name, help_line in table.items():
-        if name == "form":  # (the CLI has no --form yet)
-            continue
         assert f"\n    {name}: {help_line}" in doc, name
         assert help_line in help_text, name
         flag = "--no-refine" if name == "refine" else "--" + name.replace("_", "-")
@@ -128,4 +126,5 @@ def test_cli_and_python_share_parameter_names_defaults_and_help():
     assert shown["type"] == defaults["type"] and float(shown["p"]) == defaults["p"]
     assert shown["criterion"] == defaults["criterion"] and int(shown["threads"]) == defaults["threads"]
     assert int(shown["block-size"]) == defaults["block_size"] and int(shown["max-rows"]) == defaults["max_rows"]
+    assert shown["form"] == defaults["form"]
     assert shown["bandwidth"] == "auto" and defaults["bandwidth"] is None
