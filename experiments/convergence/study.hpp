@@ -1,4 +1,4 @@
-// Helpers shared by the convergence, real-data and coverage studies (docs/validation.md, sections 3-5):
+// Helpers shared by the convergence, real-data and coverage studies (docs/validation.md, sections 3-6):
 // a minimal "--key value" command line, and the set of estimators every study compares.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Bias and convergence on real predictions (the paper's appendix "Bias and convergence rates";
-// docs/validation.md, section 4): every estimator of the convergence study on random subsets of a model's
+// docs/validation.md, section 6): every estimator of the convergence study on random subsets of a model's
 // test predictions, against the same estimator on all of them.
 //
 // Usage: ecekde_real --probs FILE --labels FILE --name NAME [--restrict 0,2,6]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bias and convergence on real predictions (docs/validation.md, section 4; the paper's appendix "Bias and
+# Bias and convergence on real predictions (docs/validation.md, section 6; the paper's appendix "Bias and
 # convergence rates"): builds ecekde_real and runs it on the Fashion-MNIST example predictions
 # (examples/fashion_mnist_{xe,kde_xe}_probs.npy with examples/fashion_mnist_labels.npy; docs/training.md),
 # all ten classes, and on the XE model restricted to the three classes it confuses most (T-shirt, pullover,

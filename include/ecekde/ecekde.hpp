@@ -8,6 +8,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
 #include "ecekde/io.hpp"
+#include "ecekde/kernel_regression.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/parameters.hpp"
 #include "ecekde/random.hpp"
