@@ -2,6 +2,7 @@
 // stderr captured in files of a test's scratch directory.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <sys/wait.h>
@@ -55,6 +56,27 @@ inline Output run_program(const testfiles::ScratchDir& dir, const std::string& p
 /// Runs the ecekde binary under test.
 inline Output ecekde_cli(const testfiles::ScratchDir& dir, const std::vector<std::string>& args) {
   return run_program(dir, ECEKDE_CLI_PATH, args);
+}
+
+/// The lines of `text`, without their newlines (a last line without one is dropped).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(text.substr(start, nl - start));
+  return lines;
+}
+
+/// The space-separated words of a table line.
+inline std::vector<std::string> words_of(const std::string& line) {
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while ((i = line.find_first_not_of(' ', i)) != std::string::npos) {
+    const std::size_t end = std::min(line.find(' ', i), line.size());
+    words.push_back(line.substr(i, end - i));
+    i = end;
+  }
+  return words;
 }
 
 }  // namespace clitest

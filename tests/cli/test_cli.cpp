@@ -24,7 +24,9 @@ using nlohmann::json;
 
 using clitest::ecekde_cli;
 using clitest::Output;
+using clitest::lines_of;
 using clitest::run_program;
+using clitest::words_of;
 
 // Predictions written as probs.npy / labels.npy (and kept in memory for direct library calls).
 struct Files {
@@ -216,32 +218,13 @@ std::string g6(double v) {
   return buf;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
-    lines.push_back(text.substr(start, nl - start));
-  EXPECT_EQ(start, text.size()) << "output does not end with a newline";
-  return lines;
-}
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> words;
-  std::size_t i = 0;
-  while ((i = line.find_first_not_of(' ', i)) != std::string::npos) {
-    const std::size_t end = std::min(line.find(' ', i), line.size());
-    words.push_back(line.substr(i, end - i));
-    i = end;
-  }
-  return words;
-}
-
 TEST(Cli, TableShowsEveryResult) {
   testfiles::ScratchDir dir;
   const Files f = write_predictions(dir, 90, 2, 15);
   const Output o = ecekde_cli(dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--type", "all"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.err, "");
+  EXPECT_TRUE(o.out.ends_with('\n')) << "output does not end with a newline";
   const auto lines = lines_of(o.out);
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(words_of(lines[0]), (std::vector<std::string>{"type", "p", "h", "CE_p", "CE_p^p", "n", "K", "bandwidth", "rule"}));
@@ -259,6 +242,7 @@ TEST(Cli, TableShowsEveryResult) {
   EXPECT_EQ(lines[1].find("auto"), lines[0].find("bandwidth rule"));
 
   const Output fixed = ecekde_cli(dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--bandwidth", "0.25"});
+  EXPECT_TRUE(fixed.out.ends_with('\n')) << "output does not end with a newline";
   ASSERT_EQ(lines_of(fixed.out).size(), 2u);
   EXPECT_EQ(words_of(lines_of(fixed.out)[1]).back(), "fixed");
   EXPECT_EQ(words_of(lines_of(fixed.out)[1])[2], "0.25");

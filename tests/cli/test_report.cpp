@@ -29,7 +29,9 @@
 namespace {
 
 using clitest::ecekde_cli;
+using clitest::lines_of;
 using clitest::Output;
+using clitest::words_of;
 using ecekde::BinnedForm;
 using ecekde::Binning;
 using ecekde::CalibrationType;
@@ -356,25 +358,6 @@ TEST(Report, Float32InputIsResampledAsFloat32) {
   std::vector<double> widened(narrow.begin(), narrow.end());
   EXPECT_THROW(ecekde::binned_calibration_error(ProbsView::row_major(widened.data(), 60, 20), LabelsView(f.data.y)),
                ecekde::Error);
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
-    lines.push_back(text.substr(start, nl - start));
-  return lines;
-}
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> words;
-  std::size_t i = 0;
-  while ((i = line.find_first_not_of(' ', i)) != std::string::npos) {
-    const std::size_t end = std::min(line.find(' ', i), line.size());
-    words.push_back(line.substr(i, end - i));
-    i = end;
-  }
-  return words;
 }
 
 std::string g4(double v) {
