@@ -10,6 +10,8 @@
 # not committed), JOBS (runs in parallel, default 2), THREADS (per run, default 1), SEEDS (default
 # "0 1 2"), NICE (default 10). Finished runs (their JSON exists) are skipped, so an interrupted study
 # resumes where it stopped. Each run prints one progress line per epoch (also kept in RESULTS/logs).
+# ONLY (an awk regular expression on the run names, e.g. "_s[12]$") trains just the matching runs and
+# stops there: the timing and the report need the whole study.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -75,6 +77,11 @@ run_one() {  # NAME ARGS...: one training run, skipped when its result exists
 }
 export -f run_one
 export TOOL RESULTS SIZE THREADS NICE
+
+if [ -n "${ONLY:-}" ]; then
+  jobs | awk -v only="$ONLY" '$1 ~ only' | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+  exit 0
+fi
 
 total=$(jobs | wc -l)
 done_before=$(ls "$RESULTS/runs" | grep -c '\.json$' || true)
