@@ -12,6 +12,7 @@
 #include "ecekde/debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/random.hpp"
+#include "expect_error.hpp"
 
 namespace {
 
@@ -362,40 +363,31 @@ TEST(Ratios, AllZeroNumeratorGivesZero) {
 
 // ---- error messages -------------------------------------------------------------------------------------
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ecekde::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(Errors, NameWhatIsWrong) {
   const std::vector<double> x{1, 2, 3, 4}, y3{1, 2, 3}, bad{1, NAN, 3, 4};
-  EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(x, y3); }), "ratio_of_means: x has 4 values but y has 3");
-  EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(y3, y3, RatioDebiasing::paper); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::ratio_of_means(x, y3); }), "ratio_of_means: x has 4 values but y has 3");
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::ratio_of_means(y3, y3, RatioDebiasing::paper); }),
             "ratio_of_means: needs at least 4 values, got 3");
-  EXPECT_EQ(message_of([&] { ecekde::ratio_of_squared_means(x, bad); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::ratio_of_squared_means(x, bad); }),
             "ratio_of_squared_means: y[1] = nan is not finite");
-  EXPECT_EQ(message_of([&] { ecekde::unbiased_square_of_mean(std::vector<double>{1}); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::unbiased_square_of_mean(std::vector<double>{1}); }),
             "unbiased_square_of_mean: needs at least 2 values, got 1");
   const std::vector<double> one_positive{0, 0, 2, 0};
-  EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(x, one_positive, RatioDebiasing::paper); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::ratio_of_means(x, one_positive, RatioDebiasing::paper); }),
             "ratio_of_means: the paper's correction divides by the estimate of mu_Y^2, which is 0 for this "
             "sample (RatioDebiasing::complete does not)");
   const std::vector<double> signed_y{1, -1, 2, -2};
-  EXPECT_EQ(message_of([&] { ecekde::ratio_of_means(x, signed_y, RatioDebiasing::paper); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::ratio_of_means(x, signed_y, RatioDebiasing::paper); }),
             "ratio_of_means: the paper's correction divides by the estimate of mu_Y, which is 0 for this "
             "sample (RatioDebiasing::complete does not)");
   EXPECT_TRUE(std::isfinite(ecekde::ratio_of_means(x, signed_y, RatioDebiasing::complete)));
   const std::vector<std::int64_t> labels{0, 1, 2, 1};
-  EXPECT_EQ(message_of([&] { ecekde::sharpness_at(x, ecekde::LabelsView(labels)); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::sharpness_at(x, ecekde::LabelsView(labels)); }),
             "sharpness_at: labels[2] = 2 is not 0 or 1");
   const std::vector<double> negative{1, -1, 2, 3};
-  EXPECT_EQ(message_of([&] { ecekde::sharpness_at(negative, ecekde::LabelsView(labels)); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::sharpness_at(negative, ecekde::LabelsView(labels)); }),
             "sharpness_at: kernel[1] = -1 is not a finite value >= 0");
-  EXPECT_EQ(message_of([&] { ecekde::sharpness_at(y3, ecekde::LabelsView(labels)); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::sharpness_at(y3, ecekde::LabelsView(labels)); }),
             "sharpness_at: labels has 4 entries but kernel has 3");
 }
 

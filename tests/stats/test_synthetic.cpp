@@ -11,6 +11,7 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/synthetic.hpp"
+#include "expect_error.hpp"
 
 namespace {
 
@@ -211,30 +212,21 @@ TEST(GroundTruth, IsReproducibleForAnyThreadCount) {
   EXPECT_EQ(a.top_label.standard_error, b.top_label.standard_error);
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ecekde::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(Errors, NameWhatIsWrong) {
-  EXPECT_EQ(message_of([] { ecekde::generate_synthetic({1, 0.6, 0.6}, 10, 0); }),
+  EXPECT_EQ(testing_support::error_message([] { ecekde::generate_synthetic({1, 0.6, 0.6}, 10, 0); }),
             "synthetic model: classes must be >= 2, got 1");
-  EXPECT_EQ(message_of([] { ecekde::generate_synthetic({3, 0, 0.6}, 10, 0); }),
+  EXPECT_EQ(testing_support::error_message([] { ecekde::generate_synthetic({3, 0, 0.6}, 10, 0); }),
             "synthetic model: t1 must be a finite number > 0, got 0");
-  EXPECT_EQ(message_of([] { ecekde::generate_synthetic({3, 0.6, -1}, 10, 0); }),
+  EXPECT_EQ(testing_support::error_message([] { ecekde::generate_synthetic({3, 0.6, -1}, 10, 0); }),
             "synthetic model: t2 must be a finite number > 0, got -1");
-  EXPECT_EQ(message_of([] { ecekde::generate_synthetic({3, 0.6, 0.6}, 0, 0); }),
+  EXPECT_EQ(testing_support::error_message([] { ecekde::generate_synthetic({3, 0.6, 0.6}, 0, 0); }),
             "generate_synthetic: n must be >= 1, got 0");
   ecekde::GroundTruthOptions o;
   o.p = 0.5;
-  EXPECT_EQ(message_of([&] { ecekde::synthetic_ground_truth({}, o); }), "p must be a finite number >= 1, got 0.5");
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::synthetic_ground_truth({}, o); }), "p must be a finite number >= 1, got 0.5");
   o = {};
   o.jackknife_groups = 1;
-  EXPECT_EQ(message_of([&] { ecekde::synthetic_ground_truth({}, o); }),
+  EXPECT_EQ(testing_support::error_message([&] { ecekde::synthetic_ground_truth({}, o); }),
             "ground truth: jackknife_groups must be >= 2, got 1");
 }
 
