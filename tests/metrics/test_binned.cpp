@@ -25,15 +25,6 @@ ecekde::BinnedResult run(const oracle::Data& d, const BinnedOptions& o) {
                                           ecekde::LabelsView(d.y), o);
 }
 
-oracle::Data data(std::size_t k, std::vector<double> f, std::vector<std::int64_t> y) {
-  oracle::Data d;
-  d.n = y.size();
-  d.k = k;
-  d.f = std::move(f);
-  d.y = std::move(y);
-  return d;
-}
-
 BinnedOptions options(CalibrationType type, std::size_t bins, BinnedForm form, double p = 1,
                       Binning binning = Binning::equal_width) {
   BinnedOptions o;
@@ -53,7 +44,7 @@ BinnedOptions options(CalibrationType type, std::size_t bins, BinnedForm form, d
 // per-sample L1 = (0.4 + 0.3 + 0.4 + 0.3) / 4 = 0.35; L2^2 = (0.16 + 0.09 + 0.16 + 0.09) / 4 = 0.125.
 // debiased: bin 3: 0.1225 - 1 * 0 / 1 = 0.1225; bin 4: 0.1225 - 0.25 / 1 = -0.1275; mean -0.0025.
 oracle::Data hand_top_label() {
-  return data(2, {0.9, 0.1, 0.2, 0.8, 0.6, 0.4, 0.3, 0.7}, {0, 0, 0, 1});
+  return oracle::Data::of(2, {0.9, 0.1, 0.2, 0.8, 0.6, 0.4, 0.3, 0.7}, {0, 0, 0, 1});
 }
 
 TEST(Binned, HandComputedTopLabel) {
@@ -99,7 +90,7 @@ TEST(Binned, HandComputedTopLabel) {
 // per-bin L1: cell (1,0,0) means (0.65, 0.25, 0.1): |0.5-0.65| + |0.5-0.25| + 0.1 = 0.5, weight 2/3;
 //   cell (0,1,0): 1.0, weight 1/3 -> 1/3 + 1/3 = 2/3 as well; MCE per-bin = max(0.25, 0.5) = 0.5.
 TEST(Binned, HandComputedCanonicalCells) {
-  const auto d = data(3, {0.6, 0.3, 0.1, 0.2, 0.5, 0.3, 0.7, 0.2, 0.1}, {0, 1, 1});
+  const auto d = oracle::Data::of(3, {0.6, 0.3, 0.1, 0.2, 0.5, 0.3, 0.7, 0.2, 0.1}, {0, 1, 1});
   BinnedOptions o;
   o.type = CalibrationType::canonical;
   o.bins = 2;
@@ -127,7 +118,7 @@ TEST(Binned, EqualWidthEdgesAreClosedBelow) {
   // One column P(y = 1): 0 opens bin 0, 1.0 falls in the last bin, 0.6 = 3/5 opens bin 3 and the
   // double just below it stays in bin 2.
   const std::vector<double> p{0.0, 1.0, 0.6, std::nextafter(0.6, 0.0), 0.2};
-  const auto d = data(1, p, {0, 1, 1, 0, 0});
+  const auto d = oracle::Data::of(1, p, {0, 1, 1, 0, 0});
   const auto r = run(d, options(CalibrationType::binary, 5, BinnedForm::per_bin));
   ASSERT_EQ(r.edges.size(), 1u);
   EXPECT_EQ(r.edges[0], (std::vector<double>{0, 0.2, 0.4, 0.6, 0.8, 1}));
@@ -140,7 +131,7 @@ TEST(Binned, EqualWidthEdgesAreClosedBelow) {
   EXPECT_NEAR(r.ce_pow_p, 2 * (0.2 + 0.6 + 0.4) / 5, 1e-15);
 
   // A top-label confidence of exactly 1.0 lands in the last bin, whatever B.
-  const auto sure = data(3, {1.0, 0.0, 0.0, 0.4, 0.35, 0.25}, {0, 2});
+  const auto sure = oracle::Data::of(3, {1.0, 0.0, 0.0, 0.4, 0.35, 0.25}, {0, 2});
   for (std::size_t bins : {2u, 7u, 15u}) {
     const auto t = run(sure, options(CalibrationType::top_label, bins, BinnedForm::per_bin));
     EXPECT_EQ(t.diagrams[0].back().index, bins - 1);
@@ -151,7 +142,7 @@ TEST(Binned, EqualWidthEdgesAreClosedBelow) {
 TEST(Binned, EmptyBinsAreSkipped) {
   // Every confidence in [0.9, 1]: with 10 equal-width bins only bin 9 is occupied, and the estimate is
   // that bin's gap alone.
-  const auto d = data(2, {0.95, 0.05, 0.9, 0.1, 0.1, 0.9, 0.02, 0.98}, {0, 1, 1, 1});
+  const auto d = oracle::Data::of(2, {0.95, 0.05, 0.9, 0.1, 0.1, 0.9, 0.02, 0.98}, {0, 1, 1, 1});
   const auto r = run(d, options(CalibrationType::top_label, 10, BinnedForm::per_bin));
   ASSERT_EQ(r.diagrams[0].size(), 1u);
   EXPECT_EQ(r.diagrams[0][0].index, 9u);
@@ -162,7 +153,7 @@ TEST(Binned, EmptyBinsAreSkipped) {
 TEST(Binned, EqualMassTiesGoToTheUpperBin) {
   // Scores 0.2, 0.5, 0.5, 0.9 and B = 2: the nominal boundary after rank 2 falls inside the run of 0.5s,
   // so edge 1 = sorted[2] = 0.5 and both 0.5s open bin 1.
-  const auto d = data(1, {0.5, 0.9, 0.2, 0.5}, {1, 1, 0, 0});
+  const auto d = oracle::Data::of(1, {0.5, 0.9, 0.2, 0.5}, {1, 1, 0, 0});
   const auto r = run(d, options(CalibrationType::binary, 2, BinnedForm::per_bin, 1, Binning::equal_mass));
   EXPECT_EQ(r.edges[0], (std::vector<double>{0, 0.5, 1}));
   ASSERT_EQ(r.diagrams[0].size(), 2u);
@@ -172,7 +163,7 @@ TEST(Binned, EqualMassTiesGoToTheUpperBin) {
   EXPECT_NEAR(r.ce_pow_p, 2 * (0.25 * 0.2 + 0.75 / 30), 1e-15);
 
   // Eight distinct scores, four bins: two per bin, edges at the sorted scores of ranks 2, 4, 6.
-  const auto e = data(1, {0.8, 0.1, 0.7, 0.3, 0.2, 0.6, 0.4, 0.9}, {1, 0, 1, 0, 0, 1, 0, 1});
+  const auto e = oracle::Data::of(1, {0.8, 0.1, 0.7, 0.3, 0.2, 0.6, 0.4, 0.9}, {1, 0, 1, 0, 0, 1, 0, 1});
   const auto q = run(e, options(CalibrationType::binary, 4, BinnedForm::per_bin, 1, Binning::equal_mass));
   EXPECT_EQ(q.edges[0], (std::vector<double>{0, 0.3, 0.6, 0.8, 1}));
   for (const auto& b : q.diagrams[0]) EXPECT_EQ(b.count, 2u);
@@ -180,7 +171,7 @@ TEST(Binned, EqualMassTiesGoToTheUpperBin) {
 
 TEST(Binned, EqualMassWithAllConfidencesEqual) {
   // Every edge is the common value, so every sample opens the last bin: one bin holding all of them.
-  const auto d = data(2, {0.7, 0.3, 0.3, 0.7, 0.7, 0.3, 0.3, 0.7, 0.7, 0.3}, {0, 1, 1, 1, 0});
+  const auto d = oracle::Data::of(2, {0.7, 0.3, 0.3, 0.7, 0.7, 0.3, 0.3, 0.7, 0.7, 0.3}, {0, 1, 1, 1, 0});
   for (std::size_t bins : {1u, 3u, 15u}) {
     const auto r = run(d, options(CalibrationType::top_label, bins, BinnedForm::per_bin, 1, Binning::equal_mass));
     ASSERT_EQ(r.diagrams[0].size(), 1u);
@@ -422,13 +413,13 @@ TEST(Binned, ErrorMessages) {
   expect_error(d, o, "the debiased form has no maximum (MCE) version");
   o = {};
   o.type = CalibrationType::canonical;
-  expect_error(data(1, {0.2, 0.7}, {0, 1}), o, "type canonical needs at least 2 classes, probs has 1 column");
+  expect_error(oracle::Data::of(1, {0.2, 0.7}, {0, 1}), o, "type canonical needs at least 2 classes, probs has 1 column");
   o.type = CalibrationType::binary;
-  expect_error(data(3, {0.2, 0.7, 0.1, 0.2, 0.7, 0.1}, {0, 1}), o,
+  expect_error(oracle::Data::of(3, {0.2, 0.7, 0.1, 0.2, 0.7, 0.1}, {0, 1}), o,
                "type binary needs 1 column (P(y = 1)) or 2 columns, probs has 3 columns");
   o = {};
-  expect_error(data(2, {0.2, 0.8, 0.5, 0.5}, {0, 2}), o, "labels row 1: value 2 is outside [0, 2)");
-  expect_error(data(2, {0.2, 0.7, 0.5, 0.5}, {0, 1}), o,
+  expect_error(oracle::Data::of(2, {0.2, 0.8, 0.5, 0.5}, {0, 2}), o, "labels row 1: value 2 is outside [0, 2)");
+  expect_error(oracle::Data::of(2, {0.2, 0.7, 0.5, 0.5}, {0, 1}), o,
                "probs row 0 sums to 0.8999999999999999, not 1 (tolerance 1e-06); use renormalize to rescale rows");
 
   auto message = [](auto f) {

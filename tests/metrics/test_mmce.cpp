@@ -20,15 +20,6 @@ ecekde::MmceResult run(const oracle::Data& d, bool weighted, double width = 0.4)
   return ecekde::mmce(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
 }
 
-oracle::Data data(std::size_t k, std::vector<double> f, std::vector<std::int64_t> y) {
-  oracle::Data d;
-  d.n = y.size();
-  d.k = k;
-  d.f = std::move(f);
-  d.y = std::move(y);
-  return d;
-}
-
 std::size_t argmax(const oracle::Data& d, std::size_t i) {
   std::size_t t = 0;
   for (std::size_t c = 1; c < d.k; ++c)
@@ -43,7 +34,7 @@ std::size_t argmax(const oracle::Data& d, std::size_t i) {
 //   dS/dr2 =  r2/2 - (1 - r1) k/2 - (1 - r1) r2 k / 0.8  =  0.3 - 0.375 k
 // Weighted (one right, one wrong): (1 - r1)^2 + r2^2 - 2 (1 - r1) r2 k = 0.45 - 0.36 k.
 TEST(Mmce, HandComputedPair) {
-  const auto d = data(2, {0.7, 0.3, 0.4, 0.6}, {0, 0});
+  const auto d = oracle::Data::of(2, {0.7, 0.3, 0.4, 0.6}, {0, 0});
   const double k = std::exp(-0.25);
   const auto r = run(d, false);
   EXPECT_NEAR(r.mmce_squared, 0.1125 - 0.09 * k, 1e-16);
@@ -168,8 +159,8 @@ TEST(Mmce, SeparatesCalibratedFromOverconfident) {
 
 TEST(Mmce, OneSidedBatchesAreWellDefined) {
   // All right or all wrong: the weighted form has one group, with the same 1/n scale as the unweighted.
-  const auto right = data(2, {0.9, 0.1, 0.3, 0.7, 0.6, 0.4}, {0, 1, 0});
-  const auto wrong = data(2, {0.9, 0.1, 0.3, 0.7, 0.6, 0.4}, {1, 0, 1});
+  const auto right = oracle::Data::of(2, {0.9, 0.1, 0.3, 0.7, 0.6, 0.4}, {0, 1, 0});
+  const auto wrong = oracle::Data::of(2, {0.9, 0.1, 0.3, 0.7, 0.6, 0.4}, {1, 0, 1});
   for (const auto& d : {right, wrong}) {
     const auto w = run(d, true), u = run(d, false);
     EXPECT_NEAR(w.mmce_squared, u.mmce_squared, 1e-16);
@@ -193,13 +184,13 @@ std::string error_of(const oracle::Data& d, double width) {
 }
 
 TEST(Mmce, ErrorMessages) {
-  const auto ok = data(2, {0.7, 0.3, 0.4, 0.6}, {0, 0});
+  const auto ok = oracle::Data::of(2, {0.7, 0.3, 0.4, 0.6}, {0, 0});
   EXPECT_EQ(error_of(ok, 0), "kernel_width must be a finite number > 0, got 0");
   EXPECT_EQ(error_of(ok, INFINITY), "kernel_width must be a finite number > 0, got inf");
-  EXPECT_EQ(error_of(data(1, {0.7, 0.4}, {0, 1}), 0.4), "mmce needs at least 2 classes, probs has 1 column");
-  EXPECT_EQ(error_of(data(2, {0.7, 0.3, 0.4, 0.6}, {0, 5}), 0.4), "labels row 1: value 5 is outside [0, 2)");
-  EXPECT_EQ(error_of(data(2, {0.7, 0.3}, {0}), 0.4), "need at least 2 samples, got 1");
-  EXPECT_EQ(error_of(data(2, {0.7, 0.3, -0.4, 1.4}, {0, 0}), 0.4), "probs row 1, column 0: value -0.4 is negative");
+  EXPECT_EQ(error_of(oracle::Data::of(1, {0.7, 0.4}, {0, 1}), 0.4), "mmce needs at least 2 classes, probs has 1 column");
+  EXPECT_EQ(error_of(oracle::Data::of(2, {0.7, 0.3, 0.4, 0.6}, {0, 5}), 0.4), "labels row 1: value 5 is outside [0, 2)");
+  EXPECT_EQ(error_of(oracle::Data::of(2, {0.7, 0.3}, {0}), 0.4), "need at least 2 samples, got 1");
+  EXPECT_EQ(error_of(oracle::Data::of(2, {0.7, 0.3, -0.4, 1.4}, {0, 0}), 0.4), "probs row 1, column 0: value -0.4 is negative");
 }
 
 }  // namespace

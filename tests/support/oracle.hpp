@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace oracle {
@@ -13,6 +14,11 @@ struct Data {
   std::vector<double> f;
   std::vector<std::int64_t> y;
   double at(std::size_t r, std::size_t c) const { return f[r * k + c]; }
+  /// Data of K classes from row-major probabilities and labels (n = labels' size).
+  static Data of(std::size_t k, std::vector<double> f, std::vector<std::int64_t> y) {
+    const std::size_t n = y.size();
+    return {n, k, std::move(f), std::move(y)};
+  }
 };
 
 /// log of the Dirichlet density with alpha = centre / h + 1, read at `at` (K = size). Probabilities below
