@@ -9,7 +9,9 @@ FIGURE_PREFIX_improved.png (bias and RMSE of the regression-based estimators, p 
 chosen bandwidths). With --calibrated, also the table of a calibrated model (truth 0) from that directory.
 
 Slopes: least squares of log10(mean |estimate - truth|) on log10(n) over the sizes given (all sizes, and
-n >= 1000), the paper's "empirical convergence rate".
+n >= 1000), the paper's "empirical convergence rate"; a second table gives the same fit for the RMSE and
+for |mean estimate - truth| (the bias alone). The bandwidth panel shows every data set's choice as a faint
+dot besides the mean.
 """
 import csv
 import math
@@ -65,8 +67,8 @@ def select(rows, **kw):
     return sorted((r for r in rows if all(r[k] == v for k, v in kw.items())), key=lambda r: r["n"])
 
 
-def slope(sel, n_min=0):
-    pts = [(math.log10(r["n"]), math.log10(r["mae"])) for r in sel if r["n"] >= n_min and r["mae"] > 0]
+def slope(sel, n_min=0, field="mae"):
+    pts = [(math.log10(r["n"]), math.log10(abs(r[field]))) for r in sel if r["n"] >= n_min and abs(r[field]) > 0]
     if len(pts) < 3:
         return float("nan")
     x, y = np.array(pts).T
@@ -131,6 +133,20 @@ def tables(rows, classes, calibrated_rows=None):
                     cells.append(f"{fmt(slope(s), 2)} / {fmt(slope(s, 1000), 2)}" if s else "—")
                 if any(c != "—" for c in cells):
                     out.append(f"| {k} | {t} | {int(p)} | " + " | ".join(cells) + " |")
+    out.append("\n**Log-log slope of the RMSE and of |mean estimate - truth| against n** (all n / n >= 1000):\n")
+    ests = ["kde-mle", "kde-reg", "kde-mle-debiased", "bin-15", "bin-doane"]
+    out.append("| K | type | p | quantity | " + " | ".join(ests) + " |")
+    out.append("|---|---|---|---|" + "---|" * len(ests))
+    for k in classes:
+        for t in TYPES:
+            for p in (1.0, 2.0):
+                for field, name in (("rmse", "RMSE"), ("bias", "abs. bias")):
+                    cells = []
+                    for est in ests:
+                        s = select(rows, classes=k, type=t, p=p, estimator=est)
+                        cells.append(f"{fmt(slope(s, 0, field), 2)} / {fmt(slope(s, 1000, field), 2)}" if s else "—")
+                    if any(c != "—" for c in cells):
+                        out.append(f"| {k} | {t} | {int(p)} | {name} | " + " | ".join(cells) + " |")
     # bandwidths
     out.append("\n**Chosen bandwidths** (mean over data sets):\n")
     out.append("| K | type | criterion | " + " | ".join(f"n = {n}" for n in sizes) + " |")
@@ -201,7 +217,7 @@ def plot_error(rows, classes, path):
     fig.savefig(path, dpi=100)
 
 
-def plot_improved(rows, classes, path):
+def plot_improved(rows, classes, path, groups=None):
     fig, axes = plt.subplots(len(classes), 3, figsize=(15, 4.2 * len(classes)), squeeze=False)
     for i, k in enumerate(classes):
         for j, (p, what) in enumerate([(1.0, "rmse"), (2.0, "rmse"), (None, "bandwidth")]):
@@ -212,9 +228,12 @@ def plot_improved(rows, classes, path):
                         s = select(rows, classes=k, type=t, p=1.0, estimator=est)
                         ax.plot([r["n"] for r in s], [r["bandwidth"] for r in s], color=COLOR[est], ls=ls, marker="o",
                                 ms=3, label=f"{t}, {'LOO likelihood' if est == 'kde-mle' else 'loo-regression'}")
+                        for r in s if groups else []:
+                            hs = [h for _, h, _ in groups[(k, t, 1.0, est, r["n"])]]
+                            ax.plot([r["n"]] * len(hs), hs, color=COLOR[est], ls="none", marker=".", ms=3, alpha=0.3)
                 ax.set_yscale("log")
                 ax.set_ylabel("chosen bandwidth h")
-                ax.set_title(f"K = {k}: bandwidths")
+                ax.set_title(f"K = {k}: bandwidths (mean; dots: each data set)")
             else:
                 for est in KDE + ["bin-doane"]:
                     s = select(rows, classes=k, type="canonical", p=p, estimator=est)
@@ -251,7 +270,7 @@ def main(argv):
         f.write(tables(rows, classes, calibrated))
     plot_figure2(rows, classes, f"{prefix}_figure2.png")
     plot_error(rows, classes, f"{prefix}_error.png")
-    plot_improved(rows, classes, f"{prefix}_improved.png")
+    plot_improved(rows, classes, f"{prefix}_improved.png", groups)
 
 
 if __name__ == "__main__":
