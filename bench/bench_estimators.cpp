@@ -64,17 +64,20 @@ ecekde::EstimateOptions options(ecekde::CalibrationType type, int threads) {
   return o;
 }
 
-void pairs_counter(benchmark::State& state, double pairs_per_iteration) {
+/// Kernel pairs per second, and the peak heap above what was live when `heap` started.
+void report(benchmark::State& state, double pairs_per_iteration, const bench::HeapWatch& heap) {
   state.counters["pairs_per_s"] =
       benchmark::Counter(pairs_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["peak_heap_bytes"] = heap.peak_bytes();
 }
 
 void BM_Estimate(benchmark::State& state, ecekde::CalibrationType type) {
   const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
   const auto o = options(type, static_cast<int>(state.range(2)));
+  const bench::HeapWatch heap;
   for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
   const double problems = type == ecekde::CalibrationType::marginal ? static_cast<double>(d.k) : 1.0;
-  pairs_counter(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+  report(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
 void BM_Bandwidth(benchmark::State& state) {
@@ -82,20 +85,22 @@ void BM_Bandwidth(benchmark::State& state) {
   ecekde::ExecutionOptions e;
   e.threads = static_cast<int>(state.range(2));
   std::size_t evaluations = 0;
+  const bench::HeapWatch heap;
   for (auto _ : state) {
     const auto s = ecekde::select_bandwidth(d.probs(), ecekde::CalibrationType::canonical, {}, e);
     evaluations = s.grid.size() + s.refined_grid.size();
     benchmark::DoNotOptimize(s.bandwidth);
   }
   state.counters["bandwidths"] = static_cast<double>(evaluations);
-  pairs_counter(state, static_cast<double>(evaluations) * static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+  report(state, static_cast<double>(evaluations) * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
 void BM_Gradient(benchmark::State& state) {
   const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
   const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
+  const bench::HeapWatch heap;
   for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate_with_gradient(d.probs(), d.labels(), o).result.ce);
-  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+  report(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
 void BM_Bootstrap(benchmark::State& state) {
@@ -103,8 +108,9 @@ void BM_Bootstrap(benchmark::State& state) {
   const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
   ecekde::BootstrapOptions b;
   b.replicates = 100;
+  const bench::HeapWatch heap;
   for (auto _ : state) benchmark::DoNotOptimize(ecekde::bootstrap_kde(d.probs(), d.labels(), o, b).ce.upper);
-  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+  report(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
 void BM_CalibrationTest(benchmark::State& state) {
@@ -112,8 +118,9 @@ void BM_CalibrationTest(benchmark::State& state) {
   const auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
   ecekde::CalibrationTestOptions t;
   t.replicates = 100;
+  const bench::HeapWatch heap;
   for (auto _ : state) benchmark::DoNotOptimize(ecekde::calibration_test_kde(d.probs(), d.labels(), o, t).p_value);
-  pairs_counter(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1));
+  report(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
 void sizes(benchmark::internal::Benchmark* b, std::initializer_list<long> ns, std::initializer_list<long> ks,
@@ -144,7 +151,6 @@ BENCHMARK(BM_Bootstrap)->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->Us
 BENCHMARK(BM_CalibrationTest)->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
-  bench::install_heap_tracker();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

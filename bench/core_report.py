@@ -5,7 +5,7 @@
 
 Standard library only (any python3). Medians over the repetitions; pairs/s counts kernel evaluations
 (marginal: K per sample pair; bandwidth selection: one per candidate h); peak memory is the largest
-heap use above the start of each benchmark (operator new tracked by bench/heap_tracker.cpp).
+heap use above the start of each benchmark's timing loop (operator new tracked by bench/heap_tracker.cpp).
 """
 import argparse
 import json
@@ -39,9 +39,8 @@ def medians(data):
         scale = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
         r["t"].append(b["real_time"] * scale)
         r["p"].append(b.get("pairs_per_s", float("nan")))
-        # Google Benchmark measures memory in one extra run; repetitions without it carry a sentinel
-        if 0 <= b.get("max_bytes_used", -1) < 2**50:
-            r["m"].append(b["max_bytes_used"] / 2**20)
+        if "peak_heap_bytes" in b:
+            r["m"].append(b["peak_heap_bytes"] / 2**20)
     return {k: {"time_ms": statistics.median(v["t"]), "pairs_per_s": statistics.median(v["p"]),
                 "peak_mb": statistics.median(v["m"]) if v["m"] else float("nan")} for k, v in runs.items()}
 
