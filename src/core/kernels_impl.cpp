@@ -1,16 +1,11 @@
 // Tile kernels, compiled once per instruction set: this file is built with ECEKDE_ISA set to
 // avx512, avx2 or baseline and matching -m flags (see src/core/CMakeLists.txt). GCC vector extensions
-// give one source for all widths; exp goes to glibc's libmvec where available (no -ffast-math needed).
+// give one source for all widths; exp is a polynomial of our own below (no -ffast-math, no libmvec).
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "core/kernels.hpp"
-
-#if defined(ECEKDE_HAVE_LIBMVEC) && (defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__))
-#include <immintrin.h>
-#define ECEKDE_VECTOR_EXP 1
-#endif
 
 #define ECEKDE_CAT2(a, b) a##b
 #define ECEKDE_CAT(a, b) ECEKDE_CAT2(a, b)
@@ -33,47 +28,44 @@ constexpr std::size_t W = 8;
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-#if defined(ECEKDE_VECTOR_EXP) && defined(__AVX512F__)
-extern "C" __m512d _ZGVeN8v_exp(__m512d);
-[[gnu::always_inline]] inline v8 exp8(v8 x) { return (v8)_ZGVeN8v_exp((__m512d)x); }
-#elif defined(ECEKDE_VECTOR_EXP) && defined(__AVX2__)
-extern "C" __m256d _ZGVdN4v_exp(__m256d);
-[[gnu::always_inline]] inline v8 exp8(v8 x) {
-  __m256d lo, hi;
-  std::memcpy(&lo, &x, sizeof lo);
-  std::memcpy(&hi, reinterpret_cast<const char*>(&x) + sizeof lo, sizeof hi);
-  lo = _ZGVdN4v_exp(lo);
-  hi = _ZGVdN4v_exp(hi);
-  v8 r;
-  std::memcpy(&r, &lo, sizeof lo);
-  std::memcpy(reinterpret_cast<char*>(&r) + sizeof lo, &hi, sizeof hi);
-  return r;
-}
-#elif defined(ECEKDE_VECTOR_EXP)
-extern "C" __m128d _ZGVbN2v_exp(__m128d);
-[[gnu::always_inline]] inline v8 exp8(v8 x) {
-  __m128d part[4];
-  std::memcpy(part, &x, sizeof part);
-  for (auto& q : part) q = _ZGVbN2v_exp(q);
-  v8 r;
-  std::memcpy(&r, part, sizeof r);
-  return r;
-}
-#else
-[[gnu::always_inline]] inline v8 exp8(v8 x) {
-  for (std::size_t l = 0; l < W; ++l) x[l] = std::exp(x[l]);
-  return x;
-}
-#endif
+// exp by range reduction and a polynomial, in the vector width of the instruction set (no library
+// call, no table): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (Cody-Waite: ln2 split so
+// that k * ln2_hi is exact), e^r by its Taylor polynomial of degree 13 (truncation error below 5e-18
+// relative; even and odd halves in r^2 halve the dependency chain), times 2^(k-1) built in the exponent
+// bits, times 2 (so k = 1024 works and larger k overflow to inf). Within about 1 ulp of std::exp.
+typedef long long i8 __attribute__((vector_size(64)));
 
 // Weights below exp(-700) relative to a row's largest (which is 1) are negligible by 300 orders of
-// magnitude; flushing them to 0 keeps libmvec off its slow scalar path for underflowing lanes.
+// magnitude; they are flushed to 0.
 constexpr double kExpFloor = -700.0;
 
 [[gnu::always_inline]] inline v8 exp8_flushed(v8 x) {
-  const v8 lim = splat(kExpFloor);
-  const v8 r = exp8(x < lim ? lim : x);
-  return x < lim ? v8{} : r;
+  constexpr double log2e = 0x1.71547652b82fep0, ln2_hi = 0x1.62e42feep-1, ln2_lo = 0x1.a39ef35793c76p-33;
+  constexpr double round_magic = 0x1.8p52;  // adding it rounds to an integer kept in the low mantissa bits
+  constexpr double c[14] = {1.0,         1.0,          1.0 / 2,       1.0 / 6,        1.0 / 24,
+                            1.0 / 120,   1.0 / 720,    1.0 / 5040,    1.0 / 40320,    1.0 / 362880,
+                            1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
+  // Clamped to [kExpFloor, 710]: above 709.78 the result overflows to inf as it should; NaN passes.
+  v8 xc = x < splat(kExpFloor) ? splat(kExpFloor) : x;
+  xc = xc > splat(710.0) ? splat(710.0) : xc;
+  const v8 t = xc * splat(log2e) + splat(round_magic);
+  const v8 k = t - splat(round_magic);
+  v8 r = xc - k * splat(ln2_hi);
+  r = r - k * splat(ln2_lo);
+  const v8 r2 = r * r;
+  v8 even = splat(c[12]), odd = splat(c[13]);
+  for (int d = 10; d >= 0; d -= 2) {
+    even = even * r2 + splat(c[d]);
+    odd = odd * r2 + splat(c[d + 1]);
+  }
+  const v8 p = even + r * odd;
+  i8 bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  bits = (bits << 52) + (1022LL << 52);  // t's low bits hold k; (k - 1 + 1023) << 52 is 2^(k-1)
+  v8 two_k1;
+  std::memcpy(&two_k1, &bits, sizeof two_k1);
+  const v8 e = (p * two_k1) * splat(2.0);
+  return x < splat(kExpFloor) ? v8{} : e;
 }
 [[gnu::always_inline]] inline double exp_flushed(double x) { return x < kExpFloor ? 0.0 : std::exp(x); }
 
