@@ -1,6 +1,7 @@
 // Tile kernels, compiled once per instruction set: this file is built with ECEKDE_ISA set to
 // avx512, avx2 or baseline and matching -m flags (see src/core/CMakeLists.txt). GCC vector extensions
 // give one source for all widths; exp is a polynomial of our own below (no -ffast-math, no libmvec).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -213,13 +214,19 @@ void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t co
 
 void label_scatter(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
                    std::size_t classes, double* acc) {
-  for (std::size_t c = 0; c < cols; ++c) {
-    const v8 w0 = load(wt + c * 16), w1 = load(wt + c * 16 + W);
-    const std::uint16_t* lab = labels + c * copies;
-    for (std::size_t b = 0; b < copies; ++b) {
-      double* a = acc + (b * classes + lab[b]) * 16;
-      store(a, load(a) + w0);
-      store(a + W, load(a + W) + w1);
+  // Copies in chunks whose accumulators (chunk x classes x 16 doubles) stay in L1; each accumulator
+  // still receives the centres in increasing order, so the sums do not depend on the chunking.
+  const std::size_t chunk = std::max<std::size_t>(1, 128 / classes);
+  for (std::size_t b0 = 0; b0 < copies; b0 += chunk) {
+    const std::size_t b1 = std::min(copies, b0 + chunk);
+    for (std::size_t c = 0; c < cols; ++c) {
+      const v8 w0 = load(wt + c * 16), w1 = load(wt + c * 16 + W);
+      const std::uint16_t* lab = labels + c * copies;
+      for (std::size_t b = b0; b < b1; ++b) {
+        double* a = acc + (b * classes + lab[b]) * 16;
+        store(a, load(a) + w0);
+        store(a + W, load(a + W) + w1);
+      }
     }
   }
 }

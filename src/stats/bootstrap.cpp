@@ -92,20 +92,23 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
   const KernelPoints& x = lp.points;
   const std::size_t n = x.n, L = lp.classes;
   const double inv_h = 1 / h;
-  std::vector<double> offsets(n), mult(n * B), contrib(n * B, 0.0);
+  // Rows of the sorted multiplicities (and of the sweep's sums) are padded with zero replicates to a
+  // multiple of 16, so that the tile x multiplicity product runs in whole vector chunks.
+  const std::size_t stride = (B + 15) / 16 * 16;
+  std::vector<double> offsets(n), mult(n * stride, 0.0), contrib(n * B, 0.0);
   x.centre_offsets(h, offsets);
   for (std::size_t j = 0; j < n; ++j)
     std::copy_n(mult_by_row.begin() + static_cast<std::ptrdiff_t>(lp.original[j] * B), B,
-                mult.begin() + static_cast<std::ptrdiff_t>(j * B));
+                mult.begin() + static_cast<std::ptrdiff_t>(j * stride));
 
   std::vector<std::vector<std::size_t>> redo(n);  // replicates to recompute exactly, per row
   auto finish = [&](std::size_t j, double m, double self, const double* sums) {
     const std::size_t own = lp.label(j);
     std::vector<double> num(L);
     for (std::size_t b = 0; b < B; ++b) {
-      const double c_j = mult[j * B + b];
+      const double c_j = mult[j * stride + b];
       if (c_j == 0) continue;
-      for (std::size_t c = 0; c < L; ++c) num[c] = sums[c * B + b];
+      for (std::size_t c = 0; c < L; ++c) num[c] = sums[c * stride + b];
       if (copies == BootstrapCopies::plain && c_j >= 2) {
         // add the c_j - 1 other copies (weight exp(self - m) each) without overflow: rescale whichever
         // side is larger to 1
@@ -123,13 +126,13 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
       contrib[lp.original[j] * B + b] = c_j * row_error(lp, j, num.data(), p);
     }
   };
-  sweep(x, plan, ReplicateClassSums(lp, *plan.kernels, offsets, inv_h, mult.data(), B, finish));
+  sweep(x, plan, ReplicateClassSums(lp, *plan.kernels, offsets, inv_h, mult.data(), stride, finish));
 
   parallel_for(n, plan.threads, [&](std::size_t j, int) {
     for (std::size_t b : redo[j]) {
-      const double c_j = mult[j * B + b];
-      auto weight_with_copies = [&](std::size_t i) { return i == j ? c_j - 1 : mult[i * B + b]; };
-      auto weight_without = [&](std::size_t i) { return i == j ? 0.0 : mult[i * B + b]; };
+      const double c_j = mult[j * stride + b];
+      auto weight_with_copies = [&](std::size_t i) { return i == j ? c_j - 1 : mult[i * stride + b]; };
+      auto weight_without = [&](std::size_t i) { return i == j ? 0.0 : mult[i * stride + b]; };
       std::vector<double> num = copies == BootstrapCopies::plain
                                     ? exact_row_sums(lp, offsets, inv_h, j, weight_with_copies)
                                     : exact_row_sums(lp, offsets, inv_h, j, weight_without);
