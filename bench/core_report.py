@@ -77,7 +77,7 @@ def main():
                           ("BM_Estimate/canonical", "Canonical (Dirichlet kernel)"),
                           ("BM_Estimate/marginal", "Marginal (K one-dimensional problems; pairs counted per class)"),
                           ("BM_Estimate/top_label", "Top-label"),
-                          ("BM_Bandwidth", "Automatic bandwidth, canonical (grid + refinement; pairs counted per candidate h)"),
+                          ("BM_Bandwidth", "Automatic bandwidth, canonical (grid + refinement; pairs counted per candidate h and per row the criterion averages over, at most max_rows = 20,000)"),
                           ("BM_Gradient", "Estimate + analytic gradient, canonical")]:
         print(table(results, prefix, title))
     base = results.get("BM_Estimate/resampling_base/10000/10/2/real_time")
