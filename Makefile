@@ -26,7 +26,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/cli/ecekde report --probs examples/synthetic_probs.npy --labels examples/synthetic_labels.npy --plot $(BUILD)/report
+	./$(BUILD)/cli/ecekde report --probs examples/fashion_mnist_xe_probs.npy --labels examples/fashion_mnist_labels.npy --plot $(BUILD)/report
 
 test: build test-asan
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
