@@ -33,7 +33,7 @@ constexpr std::size_t W = 8;
 // call, no table): x = k ln2 + r with k = round(x / ln2) and |r| <= ln2 / 2 (Cody-Waite: ln2 split so
 // that k * ln2_hi is exact), e^r by its Taylor polynomial of degree 13 (truncation error below 5e-18
 // relative; even and odd halves in r^2 halve the dependency chain), times 2^(k-1) built in the exponent
-// bits, times 2 (so k = 1024 works and larger k overflow to inf). Within about 1 ulp of std::exp.
+// bits, times 2 (so k = 1024 works and larger k overflow to inf). Within 2 ulp of std::exp (tested).
 typedef long long i8 __attribute__((vector_size(64)));
 
 // Weights below exp(-700) relative to a row's largest (which is 1) are negligible by 300 orders of
