@@ -127,8 +127,8 @@ TEST(Bootstrap, IntervalBookkeeping) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(boot.ce_pow_p.lower, ecekde::quantile_sorted(sorted, (1 - 0.95) / 2));
   EXPECT_EQ(boot.ce_pow_p.upper, ecekde::quantile_sorted(sorted, (1 + 0.95) / 2));
-  EXPECT_EQ(boot.ce.lower, std::sqrt(boot.ce_pow_p.lower));  // the CE_p^p interval mapped by x^(1/p)
-  EXPECT_EQ(boot.ce.upper, std::sqrt(boot.ce_pow_p.upper));
+  EXPECT_DOUBLE_EQ(boot.ce.lower, std::sqrt(boot.ce_pow_p.lower));  // the CE_p^p interval mapped by x^(1/p)
+  EXPECT_DOUBLE_EQ(boot.ce.upper, std::sqrt(boot.ce_pow_p.upper));
   // reproducible for a seed, different for another
   EXPECT_EQ(ecekde::bootstrap_kde(view(d), ecekde::LabelsView(d.y), o, b).ce_pow_p.replicates, boot.ce_pow_p.replicates);
   b.seed = 9;
