@@ -48,14 +48,6 @@ std::set<Key> done_in(const std::string& path) {
   return done;
 }
 
-double truth_of(const ecekde::GroundTruth& g, ecekde::CalibrationType type) {
-  switch (type) {
-    case ecekde::CalibrationType::canonical: return g.canonical.value;
-    case ecekde::CalibrationType::marginal: return g.marginal.value;
-    default: return g.top_label.value;
-  }
-}
-
 int run(const study::Arguments& args) {
   const auto classes = args.list<std::size_t>("classes", "4,8");
   const auto sizes = args.list<std::size_t>("n", "100,200,500,1000,2000,5000,10000,20000");
@@ -117,7 +109,7 @@ int run(const study::Arguments& args) {
           for (const auto& e : all) {
             const std::size_t pi = static_cast<std::size_t>(std::find(ps.begin(), ps.end(), e.p) - ps.begin());
             estimates << k << ',' << n << ',' << rep << ',' << type_name << ',' << e.p << ',' << e.estimator << ','
-                      << e.value << ',' << truth_of(truths[pi], type) << ',' << e.bandwidth << ',' << e.excluded_rows
+                      << e.value << ',' << study::truth_of(truths[pi], type) << ',' << e.bandwidth << ',' << e.excluded_rows
                       << ',' << seconds << '\n';
           }
           estimates.flush();

@@ -12,8 +12,18 @@
 #include "ecekde/binned.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/synthetic.hpp"
 
 namespace study {
+
+/// The model's true CE_p^p for the estimators' calibration type (binary is not part of the studies).
+inline double truth_of(const ecekde::GroundTruth& g, ecekde::CalibrationType type) {
+  switch (type) {
+    case ecekde::CalibrationType::canonical: return g.canonical.value;
+    case ecekde::CalibrationType::marginal: return g.marginal.value;
+    default: return g.top_label.value;
+  }
+}
 
 /// "--key value" pairs; every key must be one of `known` (a typo fails instead of being ignored).
 class Arguments {

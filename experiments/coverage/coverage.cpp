@@ -107,14 +107,6 @@ std::vector<Row> intervals(const ecekde::SyntheticData& data, ecekde::Calibratio
   return rows;
 }
 
-double truth_of(const ecekde::GroundTruth& g, ecekde::CalibrationType type) {
-  switch (type) {
-    case ecekde::CalibrationType::canonical: return g.canonical.value;
-    case ecekde::CalibrationType::marginal: return g.marginal.value;
-    default: return g.top_label.value;
-  }
-}
-
 int run(const study::Arguments& args) {
   const auto k = static_cast<std::size_t>(args.number("classes", 4));
   const auto sizes = args.list<std::size_t>("n", "200,500,1000,2000");
@@ -138,7 +130,7 @@ int run(const study::Arguments& args) {
   truth_csv.precision(10);
   truth_csv << "classes,p,type,value,standard_error\n";
   for (auto type : types)
-    truth_csv << k << ',' << p << ',' << ecekde::to_string(type) << ',' << truth_of(truth, type) << ','
+    truth_csv << k << ',' << p << ',' << ecekde::to_string(type) << ',' << study::truth_of(truth, type) << ','
               << (type == ecekde::CalibrationType::canonical ? truth.canonical.standard_error
                                                               : truth.top_label.standard_error)
               << '\n';
@@ -156,7 +148,7 @@ int run(const study::Arguments& args) {
         const std::string type_name(ecekde::to_string(type));
         if (done.count({n, set, type_name})) continue;
         const auto start = std::chrono::steady_clock::now();
-        const double t = truth_of(truth, type);
+        const double t = study::truth_of(truth, type);
         for (const Row& row : intervals(data, type, p, replicates, data_seed, threads)) {
           double mean = 0;
           for (double v : row.interval.replicates) mean += v / static_cast<double>(row.interval.replicates.size());
