@@ -33,18 +33,7 @@ using Key = std::tuple<std::size_t, std::size_t, std::size_t, std::string>;  // 
 // The data sets (K, n, rep, type) already written, from an existing estimates.csv.
 std::set<Key> done_in(const std::string& path) {
   std::set<Key> done;
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream s(line);
-    std::string k, n, rep, type;
-    std::getline(s, k, ',');
-    std::getline(s, n, ',');
-    std::getline(s, rep, ',');
-    std::getline(s, type, ',');
-    if (!type.empty()) done.insert({std::stoul(k), std::stoul(n), std::stoul(rep), type});
-  }
+  for (const auto& [k, n, rep, type] : study::written_keys(path)) done.insert({std::stoul(k), std::stoul(n), std::stoul(rep), type});
   return done;
 }
 

@@ -2,7 +2,9 @@
 // a minimal "--key value" command line, and the set of estimators every study compares.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -15,6 +17,22 @@
 #include "ecekde/synthetic.hpp"
 
 namespace study {
+
+/// The first four comma-separated fields of every data line of a CSV file (header skipped; nothing if
+/// the file is absent): the keys of the rows a resumable study has already written.
+inline std::vector<std::array<std::string, 4>> written_keys(const std::string& path) {
+  std::vector<std::array<std::string, 4>> keys;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    std::array<std::string, 4> key;
+    for (auto& field : key) std::getline(s, field, ',');
+    if (!key[3].empty()) keys.push_back(key);
+  }
+  return keys;
+}
 
 /// The model's true CE_p^p for the estimators' calibration type (binary is not part of the studies).
 inline double truth_of(const ecekde::GroundTruth& g, ecekde::CalibrationType type) {

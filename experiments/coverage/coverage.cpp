@@ -38,18 +38,7 @@ using Key = std::tuple<std::size_t, std::size_t, std::string>;  // n, set, type
 
 std::set<Key> done_in(const std::string& path) {
   std::set<Key> done;
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream s(line);
-    std::string k, n, set, type;
-    std::getline(s, k, ',');
-    std::getline(s, n, ',');
-    std::getline(s, set, ',');
-    std::getline(s, type, ',');
-    if (!type.empty()) done.insert({std::stoul(n), std::stoul(set), type});
-  }
+  for (const auto& [k, n, set, type] : study::written_keys(path)) done.insert({std::stoul(n), std::stoul(set), type});
   return done;
 }
 
