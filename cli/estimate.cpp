@@ -64,6 +64,7 @@ struct EstimateCommand {
   std::string bandwidth = bandwidth_text(EstimateOptions{}.bandwidth);
   std::string criterion = std::string(to_string(BandwidthOptions{}.criterion));
   std::string form = std::string(to_string(EstimateOptions{}.form));
+  std::string estimator = std::string(to_string(EstimateOptions{}.estimator));
   bool json = false;
 
   void run() const {
@@ -72,6 +73,7 @@ struct EstimateCommand {
     o.bandwidth = parse_bandwidth(bandwidth);
     o.bandwidth_selection.criterion = parse_bandwidth_criterion(criterion);
     o.form = parse_kde_form(form);
+    o.estimator = parse_estimator(estimator);
     const io::Predictions in = load_inputs(input);
     const ProbsView probs = in.probs.view();
 
@@ -104,6 +106,11 @@ void register_estimate(CLI::App& app) {
       "estimate", "Estimate the L_p calibration error (ECE^KDE) of predicted probabilities against labels");
   add_input_flags(*sub, cmd->input);
   namespace param = parameters;
+  sub->add_option(param::cli_flag(param::estimator), cmd->estimator, std::string(param::estimator.help))
+      ->type_name("NAME")
+      ->capture_default_str();
+  sub->add_option(param::cli_flag(param::estimate_level), cmd->options.level, std::string(param::estimate_level.help))
+      ->capture_default_str();
   sub->add_option(param::cli_flag(param::type), cmd->type,
                   std::string(param::type.help) + ", or all (every type that applies to the input's K)")
       ->type_name("NAME")

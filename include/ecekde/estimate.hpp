@@ -89,8 +89,25 @@ std::string_view to_string(KdeForm form);
 /// Parses the names above (also with '_'); throws Error for anything else.
 KdeForm parse_kde_form(std::string_view name);
 
+/// Which estimator estimate() computes.
+enum class Estimator {
+  /// The default: cross-fitted pilot recalibration map, kernel-smoothed residuals, and the identity
+  /// CE_p^p = E[(y - f) . sign(E[y|f] - f) |E[y|f] - f|^(p-1)], so that label noise is not counted as
+  /// miscalibration. Accurate at practical n, with a standard error and interval (docs/validation.md,
+  /// Section 7). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be plug-in.
+  crossfit,
+  /// The paper's ECE^KDE (Eq. 9) with the bandwidth rule of `bandwidth_selection`, exactly as published.
+  paper,
+};
+
+/// "crossfit", "paper".
+std::string_view to_string(Estimator estimator);
+/// Parses the names above; throws Error for anything else.
+Estimator parse_estimator(std::string_view name);
+
 /// Options of estimate().
 struct EstimateOptions {
+  Estimator estimator = Estimator::crossfit;
   CalibrationType type = CalibrationType::canonical;
   double p = 1.0;                    ///< order of the norm, any real p >= 1
   std::optional<double> bandwidth;   ///< fixed h > 0; empty = automatic (LOO likelihood)
@@ -98,6 +115,12 @@ struct EstimateOptions {
   bool renormalize = false;          ///< divide each row by its sum instead of rejecting it
   ExecutionOptions execution;
   KdeForm form = KdeForm::plug_in;   ///< how each row's error is formed (plug_in: the paper's)
+  double level = 0.95;               ///< crossfit: probability of the interval around the estimate
+};
+
+/// A confidence interval of an estimate.
+struct Bounds {
+  double level = 0, lower = 0, upper = 0;
 };
 
 /// The outcome of an automatic bandwidth selection.
@@ -114,6 +137,7 @@ struct BandwidthSelection {
 
 /// One calibration error estimate.
 struct Result {
+  Estimator estimator = Estimator::paper;  ///< which estimator produced the numbers
   CalibrationType type = CalibrationType::canonical;
   double p = 1;
   double ce_pow_p = 0;    ///< CE_p^p: the value the authors' reference code returns
@@ -124,9 +148,18 @@ struct Result {
   std::optional<BandwidthSelection> selection;  ///< present when h was chosen automatically
   std::vector<double> class_ce_pow_p;           ///< marginal only: each class's contribution to ce_pow_p
   std::size_t excluded_rows = 0;  ///< KdeForm::debiased: rows left out of the mean (summed over problems)
+  /// crossfit: the standard error of ce_pow_p (from the estimate's influence terms) and the intervals of
+  /// ce_pow_p and ce (normal, at options.level, clamped at 0); empty for the paper's estimator, whose
+  /// intervals come from bootstrap_kde().
+  double standard_error = 0;
+  std::optional<Bounds> ce_pow_p_interval, ce_interval;
+  /// Why the figure should not be trusted, in words (too few samples for K, a class seen a few times,
+  /// kernel weights resting on few neighbours); empty when nothing is known to be wrong.
+  std::vector<std::string> warnings;
 };
 
-/// Estimates the L_p calibration error of the predictions `probs` (n x K) against `labels` (n).
+/// Estimates the L_p calibration error of the predictions `probs` (n x K) against `labels` (n), by
+/// options.estimator (the cross-fit estimator unless told otherwise).
 /// Throws Error with a one-line message on bad input.
 Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options = {});
 

@@ -22,6 +22,13 @@ inline std::string cli_flag(const Parameter& parameter, std::string_view prefix 
 }
 
 // ---- ECE^KDE (estimate, select_bandwidth, estimate_with_gradient, bootstrap, calibration test) ----------
+inline constexpr Parameter estimator{
+    "estimator",
+    "Which estimator: crossfit (accurate at practical n, with a standard error and interval: a cross-fitted "
+    "recalibration map, kernel-smoothed residuals, label noise not counted; see docs/validation.md) or paper "
+    "(the paper's ECE^KDE, Eq. 9, exactly as published)"};
+inline constexpr Parameter estimate_level{
+    "level", "Probability of the crossfit estimator's interval (normal, from its standard error)"};
 inline constexpr Parameter type{
     "type",
     "What calibration to measure: canonical (whole probability vector, Dirichlet kernel), marginal (sum over "
@@ -29,7 +36,9 @@ inline constexpr Parameter type{
     "(one column P(y = 1), or the last of two columns)"};
 inline constexpr Parameter p{"p", "Order of the L_p norm, any real p >= 1"};
 inline constexpr Parameter bandwidth{
-    "bandwidth", "Kernel bandwidth h > 0, or automatic: chosen per type by leave-one-out likelihood"};
+    "bandwidth",
+    "Kernel bandwidth h > 0, or automatic: chosen per type by leave-one-out likelihood (paper) or by the "
+    "leave-one-out Brier score of the corrected regression (crossfit)"};
 inline constexpr Parameter criterion{
     "criterion",
     "Automatic bandwidth criterion: loo-likelihood (the paper's LOO maximum likelihood), reference (as the "

@@ -112,15 +112,21 @@ py::object labels_object(LabelsView labels, const LabelsInput& original) {
 }  // namespace
 
 void register_kde(py::module_& m) {
-  def_kde(m, "estimate",
-          docstring("The ECE^KDE estimate of the L_p calibration error of `probs` against `labels` "
-                    "(ecekde::estimate; the numbers of `ecekde estimate --json`).",
-                    kde_arg_docs(),
+  def_kde<std::string_view, double>(m, "estimate",
+          docstring("The L_p calibration error of `probs` against `labels` by the chosen estimator, the "
+                    "cross-fit estimator unless told otherwise (ecekde::estimate; the numbers of "
+                    "`ecekde estimate --json`).",
+                    kde_arg_docs({ArgDoc(param::estimator), ArgDoc(param::estimate_level)}),
                     "Result"),
-          [](const ProbsInput& probs, const LabelsInput& labels, const EstimateOptions& o) {
+          [](const ProbsInput& probs, const LabelsInput& labels, EstimateOptions o, std::string_view estimator,
+             double level) {
+            o.estimator = parse_estimator(estimator);
+            o.level = level;
             py::gil_scoped_release nogil;
             return estimate(probs.view, labels.view, o);
-          });
+          },
+          arg(param::estimator) = std::string(to_string(EstimateOptions{}.estimator)),
+          arg(param::estimate_level) = EstimateOptions{}.level);
 
   def_kde(m, "estimate_with_gradient",
           docstring("estimate() and its analytic gradient with respect to every entry of `probs` (the bandwidth "

@@ -107,7 +107,14 @@ void register_kde(py::module_& m) {
       .field("rows", [](const BandwidthSelection& s) { return s.rows; },
              "rows the criterion was averaged over (n, or max_rows)");
 
-  ResultClass<Result>(m, "Result", "One ECE^KDE estimate (the fields of one result of `ecekde estimate --json`).")
+  ResultClass<Bounds>(m, "Bounds", "A confidence interval of an estimate.")
+      .field("level", [](const Bounds& b) { return b.level; }, "probability of the interval")
+      .field("lower", [](const Bounds& b) { return b.lower; }, "lower end")
+      .field("upper", [](const Bounds& b) { return b.upper; }, "upper end");
+
+  ResultClass<Result>(m, "Result", "One calibration error estimate (the fields of one result of `ecekde estimate --json`).")
+      .field("estimator", [](const Result& r) { return std::string(to_string(r.estimator)); },
+             "'crossfit' or 'paper': which estimator produced the numbers")
       .field("type", [](const Result& r) { return std::string(to_string(r.type)); },
              "'canonical', 'marginal', 'top-label' or 'binary'")
       .field("p", [](const Result& r) { return r.p; }, "order of the norm")
@@ -129,6 +136,18 @@ void register_kde(py::module_& m) {
                return array_over(r.class_ce_pow_p, self);
              },
              "marginal only (else None): each class's contribution to ce_pow_p")
+      .field("standard_error",
+             [](const Result& r) -> std::optional<double> {
+               if (!r.ce_interval) return std::nullopt;
+               return r.standard_error;
+             },
+             "crossfit: standard error of ce_pow_p (None for the paper's estimator)")
+      .field("ce_pow_p_interval", [](const Result& r) { return r.ce_pow_p_interval; },
+             "crossfit: interval of CE_p^p (Bounds; None for the paper's estimator)")
+      .field("ce_interval", [](const Result& r) { return r.ce_interval; },
+             "crossfit: interval of CE_p (Bounds; None for the paper's estimator)")
+      .field("warnings", [](const Result& r) { return r.warnings; },
+             "why the figure should not be trusted, in words (empty when nothing is known to be wrong)")
       .field("excluded_rows",
              [](const Result& r) -> std::optional<std::size_t> {
                if (r.excluded_rows == 0) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/crossfit.hpp"
 #include "core/estimators.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
@@ -47,6 +48,16 @@ BandwidthCriterion parse_bandwidth_criterion(std::string_view name) {
   if (name == "loo-regression" || name == "loo_regression") return BandwidthCriterion::loo_regression;
   detail::fail_with("unknown bandwidth criterion '", name,
                     "' (expected loo-likelihood, reference or loo-regression)");
+}
+
+std::string_view to_string(Estimator estimator) {
+  return estimator == Estimator::paper ? "paper" : "crossfit";
+}
+
+Estimator parse_estimator(std::string_view name) {
+  if (name == "crossfit") return Estimator::crossfit;
+  if (name == "paper") return Estimator::paper;
+  detail::fail_with("unknown estimator '", name, "' (expected crossfit or paper)");
 }
 
 std::string_view to_string(KdeForm form) { return form == KdeForm::debiased ? "debiased" : "plug-in"; }
@@ -247,6 +258,7 @@ void check_options(const EstimateOptions& options) {
   if (options.bandwidth) check_bandwidth(*options.bandwidth);
   if (options.form == KdeForm::debiased && options.p != 2)
     fail_with("the debiased form estimates CE_2^2 and needs p = 2, got p = ", options.p);
+  if (!(options.level > 0 && options.level < 1)) fail_with("level must be in (0, 1), got ", options.level);
 }
 
 void check_plug_in(const EstimateOptions& options, std::string_view function) {
@@ -258,7 +270,10 @@ void check_plug_in(const EstimateOptions& options, std::string_view function) {
 
 Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   detail::check_options(options);
+  if (options.estimator == Estimator::crossfit && options.form != KdeForm::plug_in)
+    detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+  if (options.estimator == Estimator::crossfit) return detail::crossfit_estimate(in, options);
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {

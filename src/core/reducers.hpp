@@ -128,4 +128,68 @@ class LogKernelSums {
   std::span<const std::size_t> self_;
 };
 
+/// Per row j, with weights w_ji = exp(s_ji - m_j) over the centres i != self(j): the sum D_j = sum_i w_ji,
+/// the sum of squares Q_j = sum_i w_ji^2 and A_jl = sum_i w_ji V_il for a per-centre payload V (depth
+/// values per centre, stored transposed: vt[l * centres + i]). self(j) is the centre that row j is (self[j],
+/// or j itself when `self` is empty). Calls finish(j, D_j, Q_j, A_j) once per row (A_j: depth values).
+template <class Finish>
+class PayloadSums {
+ public:
+  PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> vt,
+              std::size_t depth, Finish finish, std::span<const std::size_t> self = {})
+      : kern_(kern), offsets_(offsets), inv_h_(inv_h), vt_(vt), depth_(depth), finish_(std::move(finish)),
+        self_(self) {}
+
+  struct Scratch {
+    std::vector<OnlineMax> max;
+    std::vector<double> sums, w;  // per row: D, Q, then depth payload sums
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), std::vector<double>(block)};
+  }
+
+  void begin(Scratch& s, std::size_t, std::size_t rows) const {
+    std::fill_n(s.max.begin(), rows, OnlineMax{});
+    std::fill_n(s.sums.begin(), rows * (depth_ + 2), 0.0);
+  }
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+            const double* dots, std::size_t ld) const {
+    const std::size_t width = depth_ + 2, centres = vt_.size() / depth_;
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
+      const auto step =
+          s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_, cols, skip);
+      if (!step.any) continue;
+      double* acc = s.sums.data() + q * width;
+      if (step.factor != 1) {
+        acc[0] *= step.factor;
+        acc[1] *= step.factor * step.factor;
+        for (std::size_t l = 0; l < depth_; ++l) acc[2 + l] *= step.factor;
+      }
+      acc[0] += kern_.sum(s.w.data(), cols);
+      kern_.row_dots(s.w.data(), 0, 1, cols, s.w.data(), 0, 1, acc + 1);
+      kern_.row_dots(s.w.data(), 0, 1, cols, vt_.data() + col0, centres, depth_, acc + 2);
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+    const std::size_t width = depth_ + 2;
+    for (std::size_t q = 0; q < rows; ++q) {
+      const double* acc = s.sums.data() + q * width;
+      finish_(row0 + q, acc[0], acc[1], acc + 2);
+    }
+  }
+
+ private:
+  const TileKernels& kern_;
+  std::span<const double> offsets_;
+  double inv_h_;
+  std::span<const double> vt_;
+  std::size_t depth_;
+  Finish finish_;
+  std::span<const std::size_t> self_;
+};
+
 }  // namespace ecekde::detail

@@ -105,6 +105,7 @@ TEST(Synth, FilesFeedEstimateAndTheTableNamesTheTruths) {
   ASSERT_EQ(e.status, 0) << e.err;
   const auto data = ecekde::generate_synthetic({}, 200, 0);
   ecekde::EstimateOptions options;
+  options.estimator = ecekde::Estimator::paper;
   options.bandwidth = 0.05;
   EXPECT_EQ(json::parse(e.out).at("results")[0].at("ce_pow_p").get<double>(),
             ecekde::estimate(data.probs_view(), data.labels_view(), options).ce_pow_p);

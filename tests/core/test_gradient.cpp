@@ -104,6 +104,7 @@ bool all_finite(const std::vector<double>& v) {
 
 ecekde::GradientResult with_gradient(const oracle::Data& d, CalibrationType type, double h, double p) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.bandwidth = h;
   o.p = p;
@@ -150,6 +151,7 @@ TEST(Gradient, ValueAndChainRuleAgreeWithEstimate) {
     for (double p : {1.0, 2.0, 3.0}) {
       const auto g = with_gradient(d, type, 0.05, p);
       ecekde::EstimateOptions o;
+      o.estimator = ecekde::Estimator::paper;
       o.type = type;
       o.bandwidth = 0.05;
       o.p = p;
@@ -168,6 +170,7 @@ TEST(Gradient, BitwiseIdenticalAcrossThreadCounts) {
     std::vector<double> first;
     for (int t : {1, 2, 3, 4}) {
       ecekde::EstimateOptions o;
+      o.estimator = ecekde::Estimator::paper;
       o.bandwidth = 0.02;
       o.execution.threads = t;
       o.execution.block_size = block;

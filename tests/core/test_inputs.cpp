@@ -36,6 +36,7 @@ TEST(Inputs, ExactMessages) {
   EXPECT_EQ(error_of(good, 2, {0, 2, 0}), "labels row 1: value 2 is outside [0, 2)");
   EXPECT_EQ(error_of(good, 2, {0, -1, 0}), "labels row 1: value -1 is outside [0, 2)");
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = CalibrationType::canonical;
   EXPECT_EQ(error_of({0.2, 0.7}, 1, {0, 1}, o), "type canonical needs at least 2 classes, probs has 1 column");
   o.type = CalibrationType::marginal;
@@ -77,6 +78,7 @@ TEST(Inputs, ExactMessages) {
 TEST(Inputs, RenormalizeRescalesRowsAndRejectsZeroRows) {
   const std::vector<double> scaled = {1.0, 1.0, 0.4, 1.6, 1.8, 0.2};  // 2 x good
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.bandwidth = 0.1;
   o.renormalize = true;
   const auto a = ecekde::estimate(ecekde::ProbsView::row_major(scaled.data(), 3, 2), ecekde::LabelsView(labels), o);
@@ -92,6 +94,7 @@ TEST(Inputs, Float32RowSumToleranceScalesWithClasses) {
   f[0] += 4e-6f;  // off by 4e-6: accepted for float32 with K = 200 (tolerance 200 * 2^-24 = 1.19e-5)
   std::vector<std::int64_t> y = {0, 1};
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.bandwidth = 0.1;
   EXPECT_NO_THROW(ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 2, k), ecekde::LabelsView(y), o));
   std::vector<double> d(f.begin(), f.end());
@@ -108,6 +111,7 @@ TEST(Inputs, ZerosOnesAndExtremeBandwidthsAreFinite) {
   for (auto type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
     for (double h : {1e-6, 1e-3, 1.0, 10.0}) {
       ecekde::EstimateOptions o;
+      o.estimator = ecekde::Estimator::paper;
       o.type = type;
       o.bandwidth = h;
       const auto r = ecekde::estimate(ecekde::ProbsView::row_major(f.data(), 6, 3), ecekde::LabelsView(y), o);
@@ -117,6 +121,7 @@ TEST(Inputs, ZerosOnesAndExtremeBandwidthsAreFinite) {
   const std::vector<double> p = {0, 1, 1, 0, 0.5};
   const std::vector<std::int64_t> yb = {0, 1, 0, 1, 1};
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = CalibrationType::binary;
   o.bandwidth = 1e-6;
   EXPECT_TRUE(std::isfinite(

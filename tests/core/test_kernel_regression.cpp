@@ -14,6 +14,7 @@ using ecekde::CalibrationType;
 
 ecekde::EstimateOptions fixed(CalibrationType type, double h) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.bandwidth = h;
   o.execution.block_size = 7;

@@ -40,6 +40,7 @@ double tolerance(double h) { return 1e-12 + 2e-16 / h; }
 ecekde::Result run(CalibrationType type, const oracle::Data& d, double h, double p, int threads,
                    std::size_t block, const std::string& isa) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.p = p;
   o.bandwidth = h;

@@ -16,6 +16,7 @@ using ecekde::CalibrationType;
 ecekde::Result run(const oracle::Data& d, CalibrationType type, std::optional<double> h, double p = 1.0,
                    int threads = 0, std::size_t block = 0) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.bandwidth = h;
   o.p = p;

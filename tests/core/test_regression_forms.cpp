@@ -210,6 +210,7 @@ TEST(LooRegression, RowSubsetMatchesOracleOnThoseRows) {
 TEST(LooRegression, EstimateUsesTheSelectionAndSelectionNeedsLabels) {
   const auto d = testdata::softmax_predictions(120, 3, 5, 2.0, 1.5);
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.bandwidth_selection.criterion = BandwidthCriterion::loo_regression;
   const auto r = ecekde::estimate(view(d), d.y, o);
   ASSERT_TRUE(r.selection.has_value());
@@ -245,6 +246,7 @@ TEST(LooRegression, NamesRoundTrip) {
 TEST(LooRegression, CalibratedModelScoresFarLowerThanWithTheLikelihoodBandwidth) {
   const auto data = ecekde::generate_synthetic({4, 0.6, 1.0}, 800, 3);
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   const double likelihood = ecekde::estimate(data.probs_view(), data.labels_view(), o).ce_pow_p;
   o.bandwidth_selection.criterion = BandwidthCriterion::loo_regression;
   const auto regression = ecekde::estimate(data.probs_view(), data.labels_view(), o);
@@ -258,6 +260,7 @@ TEST(Debiased, MatchesTheOraclePairSums) {
     const auto& data = type == CalibrationType::binary ? bin : d;
     for (double h : {0.003, 0.05, 0.5}) {
       ecekde::EstimateOptions o;
+      o.estimator = ecekde::Estimator::paper;
       o.type = type;
       o.p = 2;
       o.bandwidth = h;
@@ -289,6 +292,7 @@ TEST(Debiased, MatchesTheOraclePairSums) {
     two[2 * j + 1] = bin.f[j];
   }
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.p = 2;
   o.bandwidth = 0.05;
   o.form = KdeForm::debiased;
@@ -326,6 +330,7 @@ TEST(Debiased, ExpectationGivenThePredictionsHasNoNoiseTerm) {
   }
   ecekde::Rng rng(99);
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.p = 2;
   o.bandwidth = h;
   double sum = 0, sum2 = 0, plug_in = 0;
@@ -351,6 +356,7 @@ TEST(Debiased, RowsWithOneNeighbourAreLeftOut) {
   const std::vector<std::int64_t> y = {0, 1, 0, 2, 2};
   const auto v = ecekde::ProbsView::row_major(f.data(), 5, 3);
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.p = 2;
   o.bandwidth = 1e-3;
   o.form = KdeForm::debiased;
@@ -367,6 +373,7 @@ TEST(Debiased, RowsWithOneNeighbourAreLeftOut) {
 TEST(Debiased, OnlyForPTwoAndOnlyInEstimate) {
   const auto d = testdata::softmax_predictions(30, 3, 2);
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.form = KdeForm::debiased;
   o.bandwidth = 0.1;
   EXPECT_THROW_MSG(ecekde::estimate(view(d), d.y, o), "the debiased form estimates CE_2^2 and needs p = 2, got p = 1");

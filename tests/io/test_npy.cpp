@@ -108,6 +108,7 @@ TEST(Npy, CAndFortranOrderGiveIdenticalViews) {
     }
   const std::vector<std::int64_t> y{1, 0, 0};
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.bandwidth = 0.1;
   EXPECT_EQ(ecekde::estimate(vc, y, o).ce_pow_p, ecekde::estimate(vf, y, o).ce_pow_p);
 }

@@ -16,6 +16,7 @@ using ecekde::CalibrationType;
 
 ecekde::EstimateOptions fixed(CalibrationType type, double h, double p) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.bandwidth = h;
   o.p = p;

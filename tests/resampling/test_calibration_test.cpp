@@ -23,6 +23,7 @@ TEST(CalibrationTest, NullValuesEqualRelabelThenEstimate) {
                         Case{CalibrationType::canonical, 37, 2}}) {
     const auto d = c.k == 1 ? testdata::binary_predictions(c.n, 2, 1.5) : testdata::softmax_predictions(c.n, c.k, 2, 2.0, 1.5);
     ecekde::EstimateOptions o;
+    o.estimator = ecekde::Estimator::paper;
     o.type = c.type;
     o.bandwidth = 0.03;
     o.execution.block_size = 13;
@@ -55,6 +56,7 @@ double ks_uniform(std::vector<double> p) {
 TEST(CalibrationTest, PValuesUniformWhenCalibratedSmallWhenNot) {
   std::vector<double> calibrated, miscalibrated;
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.bandwidth = 0.05;
   ecekde::CalibrationTestOptions t;
   t.replicates = 99;

@@ -70,6 +70,7 @@ LabelsView labels_view(const at::Tensor& labels) {
 
 EstimateOptions estimate_options(const CalibrationErrorOptions& o) {
   EstimateOptions e;
+  e.estimator = Estimator::paper;  // the operator is the paper's differentiable estimator
   e.type = o.type;
   e.p = o.p;
   e.bandwidth = o.bandwidth;

@@ -59,6 +59,7 @@ CalibrationErrorOptions with_threads(int threads) {
 
 ecekde::EstimateOptions core_options(const CalibrationErrorOptions& o) {
   ecekde::EstimateOptions e;
+  e.estimator = ecekde::Estimator::paper;
   e.type = o.type;
   e.p = o.p;
   e.bandwidth = o.bandwidth;

@@ -69,6 +69,7 @@ Metrics evaluate(std::span<const double> logits, std::span<const std::int64_t> l
 
   if (options.kde) {
     EstimateOptions kde;
+    kde.estimator = Estimator::paper;
     kde.execution.threads = options.threads;
     const Result r = estimate(probs, y, kde);
     m.ece_kde = r.ce;
@@ -120,6 +121,7 @@ BinaryMetrics evaluate_binary(std::span<const double> p, std::span<const std::in
   m.accuracy = correct / static_cast<double>(p.size());
   m.mse = se / static_cast<double>(p.size());
   EstimateOptions kde;
+  kde.estimator = Estimator::paper;
   kde.type = CalibrationType::binary;
   kde.p = 2;
   kde.execution.threads = threads;

@@ -67,6 +67,7 @@ TEST(Objectives, KdeXeIsCrossEntropyPlusTheLibraryEstimate) {
   o.bandwidth = 0.1;
   Loss fixed = compute_loss(logits, labels, o);
   ecekde::EstimateOptions e;
+  e.estimator = ecekde::Estimator::paper;
   e.bandwidth = 0.1;
   const double ce = ecekde::estimate(view, y, e).ce_pow_p;
   EXPECT_NEAR(fixed.regularizer, ce, 1e-12);

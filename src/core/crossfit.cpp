@@ -1,0 +1,376 @@
+// The cross-fit estimator. For each kernel problem (canonical: f with labels y; one-dimensional: a score
+// s with 0/1 labels b):
+//   1. a pilot recalibration map pi, a small multinomial logistic model fitted with 5-fold cross-fitting
+//      (each row's pilot is fitted without its fold): temperature and class biases on log f plus the
+//      top-label recalibration seen in 1-D (canonical), or Beta calibration (one-dimensional);
+//   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
+//      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji, the bandwidth chosen from a grid
+//      by the leave-one-out Brier score of g;
+//   3. CE_p^p = E[(y - f) . phi_p(E[y|f] - f)] with phi_p(t) = sign(t) |t|^(p-1) (an identity, since
+//      E[y - f | f] = E[y|f] - f), estimated by the row mean of (e_{y_j} - f_j) . phi_p(g_j - f_j).
+// g_j does not depend on y_j, so the label noise of row j averages out instead of being counted as
+// miscalibration: on calibrated predictions the estimate has mean 0 at any bandwidth and any pilot.
+#include "core/crossfit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/logit_fit.hpp"
+#include "core/numeric.hpp"
+#include "core/reducers.hpp"
+#include "core/text.hpp"
+#include "ecekde/random.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr std::size_t kFolds = 5;
+constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (mean log-loss scale)
+constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
+constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
+constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
+
+// The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
+// correction is then the mean residual, about 0), so the grid includes "trust the pilot".
+std::vector<double> residual_grid() {
+  std::vector<double> grid;
+  for (int i = 0; i < 9; ++i) grid.push_back(std::pow(10.0, -3.0 + 0.5 * i));
+  return grid;
+}
+
+double safe_log(double v, double floor) { return std::log(std::max(v, floor)); }
+
+// phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
+double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
+
+// Each input row's fold: a fixed-seed random permutation dealt round-robin.
+std::vector<std::size_t> folds_of(std::size_t n) {
+  std::vector<std::size_t> order(n), fold(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  Rng rng(0x63726f7373666974ULL);
+  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  for (std::size_t i = 0; i < n; ++i) fold[order[i]] = i % kFolds;
+  return fold;
+}
+
+// One kernel problem as the estimator sees it: points in label-sorted order, each row's targets (one-hot
+// class or 0/1) and the values f the error compares with (depth columns: K, or 1 for one dimension).
+struct Problem {
+  const LabelledPoints* lp = nullptr;
+  std::size_t depth = 0;
+  std::vector<int> labels;    // sorted position -> class (or 0/1)
+  std::vector<double> pilot;  // n x depth: the cross-fitted pilot, sorted order
+
+  double target(std::size_t j, std::size_t l) const {
+    return depth == 1 ? labels[j] : static_cast<double>(static_cast<std::size_t>(labels[j]) == l);
+  }
+  double value(std::size_t j, std::size_t l) const { return lp->points.x(j, l); }
+};
+
+Problem make_problem(const LabelledPoints& lp) {
+  Problem pr;
+  pr.lp = &lp;
+  pr.depth = lp.one_dimensional ? 1 : lp.classes;
+  pr.labels.resize(lp.points.n);
+  for (std::size_t j = 0; j < lp.points.n; ++j) pr.labels[j] = static_cast<int>(lp.label(j));
+  return pr;
+}
+
+// Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
+// class's probability (one dimension) or all L probabilities.
+void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<std::size_t>& fold_of_input) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n;
+  pr.pilot.assign(n * pr.depth, 0.0);
+  std::vector<double> prob(design.L);
+  for (std::size_t f = 0; f < kFolds; ++f) {
+    std::vector<std::size_t> train, held_out;
+    for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
+    if (held_out.empty()) continue;
+    const std::vector<double> theta = fit_logit(design, pr.labels, train, kPilotPenalty);
+    for (std::size_t j : held_out) {
+      predict_logit(design, theta, j, prob.data());
+      if (pr.depth == 1) {
+        pr.pilot[j] = prob[1];
+      } else {
+        std::copy_n(prob.begin(), pr.depth, pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+      }
+    }
+  }
+}
+
+// Beta calibration of a one-dimensional problem: logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d.
+LogitDesign beta_design(const LabelledPoints& lp) {
+  LogitDesign d;
+  d.L = 2;
+  d.D = 3;
+  d.row = [&lp](std::size_t j, double* offset, double* x) {
+    const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
+    offset[0] = safe_log(r, kLogFloor);
+    offset[1] = safe_log(s, kLogFloor);
+    x[0] = x[1] = x[2] = 0;
+    x[3] = safe_log(s, kFeatureFloor);
+    x[4] = safe_log(r, kFeatureFloor);
+    x[5] = 1;
+  };
+  return d;
+}
+
+// The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc, where t_j moves the top class's
+// probability to the one-dimensional top-label estimate top_fit (input row order) and rescales the
+// others in proportion (gamma = 1 does exactly that).
+LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>& top_fit) {
+  LogitDesign d;
+  d.L = lp.classes;
+  d.D = 2;
+  d.class_bias = lp.classes <= kMaxClassBiases;
+  d.row = [&lp, &top_fit](std::size_t j, double* offset, double* x) {
+    const std::size_t K = lp.classes;
+    std::size_t top = 0;
+    for (std::size_t c = 1; c < K; ++c)
+      if (lp.points.x(j, c) > lp.points.x(j, top)) top = c;
+    double rest = 0;
+    for (std::size_t c = 0; c < K; ++c)
+      if (c != top) rest += lp.points.x(j, c);
+    const double s = lp.points.x(j, top), t = top_fit[lp.original[j]];
+    const double up = safe_log(t, kFeatureFloor) - safe_log(s, kFeatureFloor);
+    const double down = safe_log(1 - t, kFeatureFloor) - safe_log(rest, kFeatureFloor);
+    for (std::size_t c = 0; c < K; ++c) {
+      offset[c] = lp.points.log_x[j * K + c];
+      x[2 * c] = safe_log(lp.points.x(j, c), kFeatureFloor);
+      x[2 * c + 1] = c == top ? up : down;
+    }
+  };
+  return d;
+}
+
+// The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the given
+// input rows (all rows in sorted order when `rows` is empty), with each row's effective number of
+// neighbours (sum w)^2 / sum w^2.
+struct Corrected {
+  std::vector<double> g, neighbours;
+  std::vector<std::size_t> self;  // sorted position of each evaluated row
+};
+
+Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n, depth = pr.depth;
+  std::vector<double> offsets(n), vt(depth * n);
+  lp.points.centre_offsets(h, offsets);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t l = 0; l < depth; ++l) vt[l * n + i] = pr.target(i, l) - pr.pilot[i * depth + l];
+  Corrected out;
+  if (rows.empty()) {
+    out.self.resize(n);
+    for (std::size_t j = 0; j < n; ++j) out.self[j] = j;
+  }
+  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
+  if (!rows.empty()) out.self = subset.self;
+  const std::size_t R = out.self.size();
+  out.g.resize(R * depth);
+  out.neighbours.resize(R);
+  auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
+    const std::size_t j = out.self[q];
+    for (std::size_t l = 0; l < depth; ++l) out.g[q * depth + l] = pr.pilot[j * depth + l] + acc[l] / den;
+    out.neighbours[q] = den * den / squares;
+  };
+  if (rows.empty()) {
+    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, vt, depth, finish));
+  } else {
+    sweep(subset.points, lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, vt, depth, finish, subset.self));
+  }
+  return out;
+}
+
+// Mean leave-one-out Brier score of a corrected estimate.
+double brier(const Problem& pr, const Corrected& c) {
+  const std::size_t R = c.self.size(), depth = pr.depth;
+  std::vector<double> terms(R);
+  for (std::size_t q = 0; q < R; ++q) {
+    double e = 0;
+    for (std::size_t l = 0; l < depth; ++l) {
+      const double d = pr.target(c.self[q], l) - c.g[q * depth + l];
+      e += d * d;
+    }
+    terms[q] = e;
+  }
+  return accurate_sum(terms) / static_cast<double>(R);
+}
+
+double median(std::vector<double> v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// The corrected estimates of every problem at one bandwidth shared by all, chosen from `grid` by the
+// Brier score summed over the problems (averaged over `rows`); the full corrections at that bandwidth.
+struct Fit {
+  std::vector<Corrected> corrected;  // per problem, every row in sorted order
+  BandwidthSelection selection;
+};
+
+Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
+                    const SweepPlan& plan) {
+  const std::size_t n = problems.front().lp->points.n;
+  const std::vector<std::size_t> rows = criterion_rows(n, max_rows);
+  const bool all_rows = rows.size() == n;
+  Fit fit;
+  fit.selection.criterion = BandwidthCriterion::loo_regression;
+  fit.selection.grid = grid;
+  fit.selection.rows = rows.size();
+  std::size_t best = 0;
+  std::vector<std::vector<Corrected>> kept;  // all rows: each bandwidth's corrections, to keep the best
+  for (std::size_t b = 0; b < grid.size(); ++b) {
+    double score = 0;
+    std::vector<Corrected> at_h;
+    for (const Problem& pr : problems) {
+      at_h.push_back(correct(pr, grid[b], all_rows ? std::span<const std::size_t>{} : rows, plan));
+      score -= brier(pr, at_h.back());
+    }
+    fit.selection.score.push_back(score);
+    if (b == 0 || score > fit.selection.score[best]) {
+      best = b;
+      if (all_rows) fit.corrected = std::move(at_h);
+    }
+  }
+  fit.selection.bandwidth = grid[best];
+  fit.selection.best_score = fit.selection.score[best];
+  if (!all_rows) {
+    fit.corrected.clear();
+    for (const Problem& pr : problems) fit.corrected.push_back(correct(pr, grid[best], {}, plan));
+  }
+  return fit;
+}
+
+// Per input row: the estimate's term sum_l (target - f) phi_p(g - f) and its influence term
+// term + (p - 1) sum_l (target - g) phi_p(g - f), added into term/influence (weighted).
+void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::vector<double>& term,
+                   std::vector<double>& influence) {
+  const LabelledPoints& lp = *pr.lp;
+  for (std::size_t j = 0; j < lp.points.n; ++j) {
+    double t = 0, extra = 0;
+    for (std::size_t l = 0; l < pr.depth; ++l) {
+      const double f = pr.value(j, l), g = c.g[j * pr.depth + l], y = pr.target(j, l);
+      const double ph = phi(g - f, p);
+      t += (y - f) * ph;
+      extra += (y - g) * ph;
+    }
+    term[lp.original[j]] += weight * t;
+    influence[lp.original[j]] += weight * (t + (p - 1) * extra);
+  }
+}
+
+// The one-dimensional problem's corrected estimate, in input row order (used as the canonical pilot's
+// top-label feature).
+std::vector<double> one_dimensional_fit(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
+                                        std::size_t max_rows, const SweepPlan& plan) {
+  std::vector<Problem> problems{make_problem(lp)};
+  crossfit_pilot(problems[0], beta_design(lp), folds);
+  const Fit fit = fit_corrections(problems, residual_grid(), max_rows, plan);
+  std::vector<double> out(lp.points.n);
+  for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = fit.corrected[0].g[j];
+  return out;
+}
+
+std::string count_text(std::size_t count, const char* what) {
+  return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+double normal_quantile(double level) {
+  // Bisection on P(|Z| <= z) = erf(z / sqrt 2): 200 halvings of [0, 40] reach the rounding limit.
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erf(mid / std::sqrt(2.0)) < level ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
+  Result r;
+  r.estimator = Estimator::crossfit;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = in.pred.n;
+  r.k = in.pred.k;
+  const std::size_t n = in.pred.n;
+  const std::size_t max_rows = options.bandwidth_selection.max_rows;
+  const std::vector<std::size_t> folds = folds_of(n);
+
+  std::vector<Problem> problems;
+  std::vector<double> top_fit;
+  std::vector<LabelledPoints> top_problem;
+  for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
+  if (options.type == CalibrationType::canonical) {
+    top_problem = make_problems(in.pred, CalibrationType::top_label);
+    top_fit = one_dimensional_fit(top_problem[0], folds, max_rows, in.plan);
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds);
+  } else {
+    for (Problem& pr : problems) crossfit_pilot(pr, beta_design(*pr.lp), folds);
+  }
+
+  std::vector<double> grid = options.bandwidth ? std::vector<double>{*options.bandwidth}
+                             : options.bandwidth_selection.grid.empty() ? residual_grid()
+                                                                        : options.bandwidth_selection.grid;
+  for (double h : grid)
+    if (!(std::isfinite(h) && h > 0)) fail_with("bandwidth grid values must be finite numbers > 0, got ", h);
+  std::sort(grid.begin(), grid.end());
+  Fit fit = fit_corrections(problems, grid, max_rows, in.plan);
+  r.bandwidth = fit.selection.bandwidth;
+  if (!options.bandwidth) r.selection = std::move(fit.selection);
+
+  const double weight = problem_weight(options.type);
+  std::vector<double> term(n, 0.0), influence(n, 0.0), class_term(n);
+  for (std::size_t q = 0; q < problems.size(); ++q) {
+    if (options.type == CalibrationType::marginal) {
+      std::vector<double> own(n, 0.0), unused(n, 0.0);
+      add_row_terms(problems[q], fit.corrected[q], options.p, weight, own, unused);
+      r.class_ce_pow_p.push_back(accurate_sum(own) / static_cast<double>(n));
+    }
+    add_row_terms(problems[q], fit.corrected[q], options.p, weight, term, influence);
+  }
+  const double raw = accurate_sum(term) / static_cast<double>(n);
+  const double mean_influence = accurate_sum(influence) / static_cast<double>(n);
+  for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
+  r.standard_error = std::sqrt(accurate_sum(influence) / static_cast<double>(n - 1) / static_cast<double>(n));
+  r.ce_pow_p = std::max(raw, 0.0);
+  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  const double z = normal_quantile(options.level);
+  r.ce_pow_p_interval = Bounds{options.level, std::max(raw - z * r.standard_error, 0.0), std::max(raw + z * r.standard_error, 0.0)};
+  r.ce_interval = Bounds{options.level, std::pow(r.ce_pow_p_interval->lower, 1 / options.p),
+                           std::pow(r.ce_pow_p_interval->upper, 1 / options.p)};
+
+  // What a reader must know before trusting the figure.
+  if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
+    r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
+                         " classes: the recalibration map behind the canonical estimate is poorly determined");
+  for (std::size_t q = 0; q < problems.size(); ++q) {
+    const LabelledPoints& lp = *problems[q].lp;
+    if (lp.one_dimensional) {
+      const std::size_t positives = lp.class_begin[2] - lp.class_begin[1], negatives = lp.class_begin[1];
+      const std::size_t fewest = std::min(positives, negatives);
+      if (fewest < 10) {
+        const std::string which = options.type == CalibrationType::marginal
+                                      ? "class " + std::to_string(q) + " has "
+                                      : std::string("the labels have ");
+        r.warnings.push_back(which + "only " + count_text(fewest, positives < negatives ? "positive" : "negative") +
+                             ": its calibration error is poorly determined");
+      }
+    }
+    const double neighbours = median(fit.corrected[q].neighbours);
+    if (neighbours < kFewNeighbours) {
+      r.warnings.push_back("the kernel estimate rests on few neighbours (median " +
+                           std::to_string(static_cast<int>(std::round(neighbours))) + " at h = " +
+                           std::to_string(r.bandwidth) + "): the figure is not reliable");
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace ecekde::detail

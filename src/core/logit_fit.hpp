@@ -1,0 +1,30 @@
+// Penalised multinomial logistic regression with offsets: the pilot recalibration maps of the cross-fit
+// estimator (crossfit.cpp). Small parameter counts only (a dense Hessian, solved by Cholesky).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace ecekde::detail {
+
+/// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases), P_j = softmax(z_j), over
+/// L classes and D shared features. `row(j, offset, x)` writes row j's L offsets and L x D features.
+struct LogitDesign {
+  std::size_t L = 0, D = 0;
+  bool class_bias = false;
+  std::function<void(std::size_t j, double* offset, double* x)> row;
+
+  std::size_t parameters() const { return D + (class_bias ? L : 0); }
+};
+
+/// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
+/// a backtracking line search; theta = 0 is the offsets themselves.
+std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
+                              std::span<const std::size_t> rows, double lambda);
+
+/// Writes P_j (L values) of row j under theta into out.
+void predict_logit(const LogitDesign& design, std::span<const double> theta, std::size_t j, double* out);
+
+}  // namespace ecekde::detail
