@@ -22,13 +22,13 @@ nlohmann::ordered_json result_json(const Result& r) {
                       {"k", r.k},                  {"bandwidth_rule", r.selection ? "auto" : "fixed"}};
   if (r.selection) j["bandwidth_selection"] = selection_json(*r.selection);
   if (r.type == CalibrationType::marginal) j["class_ce_pow_p"] = r.class_ce_pow_p;
-  if (r.excluded_rows > 0) j["excluded_rows"] = r.excluded_rows;
   if (r.ce_interval) {
     j["standard_error"] = r.standard_error;
     j["ce_pow_p_interval"] = bounds_json(*r.ce_pow_p_interval);
     j["ce_interval"] = bounds_json(*r.ce_interval);
   }
   if (r.estimator == Estimator::crossfit) j["warnings"] = r.warnings;
+  if (r.excluded_rows > 0) j["excluded_rows"] = r.excluded_rows;
   return j;
 }
 

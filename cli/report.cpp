@@ -139,8 +139,19 @@ Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statis
 
 double clamped_sqrt(double v) { return std::sqrt(std::max(v, 0.0)); }
 
+Result crossfit_entry(ProbsView probs, LabelsView labels, CalibrationType type, const Settings& s) {
+  EstimateOptions o;
+  o.estimator = Estimator::crossfit;
+  o.type = type;
+  o.p = s.p;
+  o.level = s.level;
+  o.execution.threads = s.threads;
+  return estimate(probs, labels, o);
+}
+
 KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, const Settings& s) {
   EstimateOptions o;
+  o.estimator = Estimator::paper;
   o.type = type;
   o.p = s.p;
   o.execution.threads = s.threads;
@@ -195,7 +206,10 @@ Report compute(ProbsView probs, LabelsView labels, const Settings& s, Progress& 
                    [&] { r.binned.push_back(binned_entry(probs, labels, o, s)); });
   r.summary = summarize(probs, labels);
   for (CalibrationType t : kde_types(k))
-    progress.stage("ECE^KDE " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
+    progress.stage("crossfit " + std::string(to_string(t)) + ": pilot, bandwidth, estimate, interval",
+                   [&] { r.crossfit.push_back(crossfit_entry(probs, labels, t, s)); });
+  for (CalibrationType t : kde_types(k))
+    progress.stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
                    [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
   if (k >= 2) progress.stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
   return r;

@@ -1,4 +1,5 @@
-// ecekde report: every estimator of the library on one set of predictions, with bootstrap intervals and
+// ecekde report: every estimator of the library on one set of predictions: the default (crossfit) estimate
+// with its interval, then the paper's ECE^KDE and the baselines with bootstrap intervals and
 // consistency-resampling p-values. The computation (report.cpp), its text and JSON forms
 // (report_output.cpp) and its figures (report_plots.cpp) share these types.
 #pragma once
@@ -70,7 +71,8 @@ struct MmceEntry {
 struct Report {
   Settings settings;
   Summary summary;
-  std::vector<KdeEntry> kde;        ///< canonical, marginal, top-label, binary: those that apply to K
+  std::vector<Result> crossfit;     ///< the default estimator with its own interval, per KDE type
+  std::vector<KdeEntry> kde;        ///< the paper's ECE^KDE: canonical, marginal, top-label, binary (as apply)
   std::vector<BinnedEntry> binned;  ///< see binned_plan()
   std::optional<MmceEntry> mmce;    ///< K >= 2
 };

@@ -109,7 +109,7 @@ class _CalibrationErrorFunction(torch.autograd.Function):
 def _python_backend(probs, labels, root, options):
     if torch.is_grad_enabled() and probs.requires_grad:
         return _CalibrationErrorFunction.apply(probs, labels, root, options)
-    result = _ecekde.estimate(probs.detach().numpy(), labels.numpy(), **options)
+    result = _ecekde.estimate(probs.detach().numpy(), labels.numpy(), estimator="paper", **options)
     return torch.tensor(result.ce if root else result.ce_pow_p, dtype=probs.dtype)
 
 

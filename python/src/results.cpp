@@ -146,7 +146,11 @@ void register_kde(py::module_& m) {
              "crossfit: interval of CE_p^p (Bounds; None for the paper's estimator)")
       .field("ce_interval", [](const Result& r) { return r.ce_interval; },
              "crossfit: interval of CE_p (Bounds; None for the paper's estimator)")
-      .field("warnings", [](const Result& r) { return r.warnings; },
+      .field("warnings",
+             [](const Result& r) -> std::optional<std::vector<std::string>> {
+               if (r.estimator == Estimator::paper) return std::nullopt;
+               return r.warnings;
+             },
              "why the figure should not be trusted, in words (empty when nothing is known to be wrong)")
       .field("excluded_rows",
              [](const Result& r) -> std::optional<std::size_t> {

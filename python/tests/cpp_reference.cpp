@@ -59,11 +59,12 @@ int run(int argc, char** argv) {
   const LabelsView labels = in.labels.view();
   char** a = argv + 4;
   const int rest = argc - 4;
-  if (command == "estimate" && (rest == 3 || rest == 5)) {
-    EstimateOptions o = estimate_options(a);
-    if (rest == 5) {
-      o.bandwidth_selection.criterion = parse_bandwidth_criterion(a[3]);
-      o.form = parse_kde_form(a[4]);
+  if (command == "estimate" && (rest == 3 || rest == 4 || rest == 6)) {
+    EstimateOptions o = estimate_options(a);  // type p bandwidth [estimator [criterion form]]
+    if (rest >= 4) o.estimator = parse_estimator(a[3]);
+    if (rest == 6) {
+      o.bandwidth_selection.criterion = parse_bandwidth_criterion(a[4]);
+      o.form = parse_kde_form(a[5]);
     }
     const Result r = estimate(probs, labels, o);
     print_result(r);

@@ -10,6 +10,12 @@ import numpy as np
 import pytest
 
 import ecekde
+
+
+def paper_estimate(*args, **kwargs):
+    """ecekde.estimate with the paper's estimator, whose exact values these tests check."""
+    return ecekde.estimate(*args, estimator="paper", **kwargs)
+
 from conftest import TYPES, predictions_for, reference, softmax_predictions
 
 
@@ -18,10 +24,13 @@ from conftest import TYPES, predictions_for, reference, softmax_predictions
 @pytest.mark.parametrize("type", TYPES)
 @pytest.mark.parametrize("p", [1.0, 2.5])
 @pytest.mark.parametrize("bandwidth", ["auto", 0.07])
-def test_estimate_equals_cpp(files, type, p, bandwidth):
+@pytest.mark.parametrize("estimator", ["crossfit", "paper"])
+def test_estimate_equals_cpp(files, type, p, bandwidth, estimator):
     probs, labels = predictions_for(type, n=70, seed=3)
-    expected = reference("estimate", *files(probs, labels), type, p, bandwidth)
-    r = ecekde.estimate(probs, labels, type=type, p=p, bandwidth=None if bandwidth == "auto" else bandwidth)
+    expected = reference("estimate", *files(probs, labels), type, p, bandwidth, estimator)
+    r = ecekde.estimate(probs, labels, type=type, p=p, bandwidth=None if bandwidth == "auto" else bandwidth,
+                        estimator=estimator)
+    assert r.estimator == estimator
     assert (r.ce_pow_p, r.ce, r.bandwidth) == (expected["ce_pow_p"][0], expected["ce"][0], expected["bandwidth"][0])
     assert r.type == type and r.p == p and r.n == 70
     assert r.bandwidth_rule == ("auto" if bandwidth == "auto" else "fixed")
@@ -34,8 +43,8 @@ def test_estimate_equals_cpp(files, type, p, bandwidth):
 @pytest.mark.parametrize("type", ["canonical", "top-label"])
 def test_regression_criterion_and_debiased_form_equal_cpp(files, type):
     probs, labels = predictions_for(type, n=90, seed=5)
-    expected = reference("estimate", *files(probs, labels), type, 2, "auto", "loo-regression", "debiased")
-    r = ecekde.estimate(probs, labels, type=type, p=2, criterion="loo-regression", form="debiased")
+    expected = reference("estimate", *files(probs, labels), type, 2, "auto", "paper", "loo-regression", "debiased")
+    r = paper_estimate(probs, labels, type=type, p=2, criterion="loo-regression", form="debiased")
     assert (r.ce_pow_p, r.bandwidth) == (expected["ce_pow_p"][0], expected["bandwidth"][0])
     assert (r.excluded_rows or 0) == expected["excluded_rows"][0]
     assert r.bandwidth_selection.criterion == "loo-regression"
@@ -64,8 +73,8 @@ def test_gradient_matches_finite_differences():
     direction = np.random.default_rng(0).standard_normal(probs.shape)
     direction -= direction.mean(axis=1, keepdims=True)  # rows keep summing to 1
     eps = 1e-6
-    up = ecekde.estimate(probs + eps * direction, labels, p=2.0, bandwidth=0.2)
-    down = ecekde.estimate(probs - eps * direction, labels, p=2.0, bandwidth=0.2)
+    up = paper_estimate(probs + eps * direction, labels, p=2.0, bandwidth=0.2)
+    down = paper_estimate(probs - eps * direction, labels, p=2.0, bandwidth=0.2)
     numeric = (up.ce_pow_p - down.ce_pow_p) / (2 * eps)
     assert numeric == pytest.approx(float((g.grad_ce_pow_p * direction).sum()), rel=1e-5, abs=1e-9)
 
@@ -73,7 +82,7 @@ def test_gradient_matches_finite_differences():
 def test_select_bandwidth_is_the_estimates_choice():
     probs, labels = softmax_predictions(80, 3, seed=6)
     s = ecekde.select_bandwidth(probs, type="marginal")
-    r = ecekde.estimate(probs, labels, type="marginal")
+    r = paper_estimate(probs, labels, type="marginal")
     assert s.chosen == r.bandwidth and s.grid.tolist() == r.bandwidth_selection.grid.tolist()
     # (the scores agree to rounding: estimate() sums in another order, its centres sorted by class)
     assert s.score == pytest.approx(r.bandwidth_selection.score, rel=1e-13, abs=1e-13)
@@ -87,7 +96,7 @@ def test_select_bandwidth_is_the_estimates_choice():
 
 def test_every_memory_order_and_dtype_gives_the_same_numbers():
     probs, labels = softmax_predictions(50, 4, seed=7)
-    base = ecekde.estimate(probs, labels, bandwidth=0.05).ce_pow_p
+    base = paper_estimate(probs, labels, bandwidth=0.05).ce_pow_p
     wide = np.zeros((50, 8))
     wide[:, ::2] = probs
     variants = {
@@ -97,18 +106,18 @@ def test_every_memory_order_and_dtype_gives_the_same_numbers():
         "list": probs.tolist(),
     }
     for what, p in variants.items():
-        assert ecekde.estimate(p, labels, bandwidth=0.05).ce_pow_p == base, what
+        assert paper_estimate(p, labels, bandwidth=0.05).ce_pow_p == base, what
     for what, y in {"int32": labels.astype(np.int32), "uint8": labels.astype(np.uint8), "list": labels.tolist(),
                     "strided": np.repeat(labels, 2)[::2], "column": labels[:, None]}.items():
-        assert ecekde.estimate(probs, y, bandwidth=0.05).ce_pow_p == base, what
+        assert paper_estimate(probs, y, bandwidth=0.05).ce_pow_p == base, what
     # Reversed rows (negative strides) are the same data in another order: equal to their contiguous copy.
     rev = probs[::-1, ::-1]
-    assert ecekde.estimate(rev, labels[::-1], bandwidth=0.05).ce_pow_p == \
-        ecekde.estimate(np.ascontiguousarray(rev), np.ascontiguousarray(labels[::-1]), bandwidth=0.05).ce_pow_p
+    assert paper_estimate(rev, labels[::-1], bandwidth=0.05).ce_pow_p == \
+        paper_estimate(np.ascontiguousarray(rev), np.ascontiguousarray(labels[::-1]), bandwidth=0.05).ce_pow_p
     # float32 is read as float32 (no conversion copy) and gives what its float64 widening gives.
     p32 = probs.astype(np.float32)
-    assert ecekde.estimate(p32, labels, bandwidth=0.05).ce_pow_p == pytest.approx(
-        ecekde.estimate(p32.astype(np.float64), labels, bandwidth=0.05, renormalize=True).ce_pow_p, rel=1e-12)
+    assert paper_estimate(p32, labels, bandwidth=0.05).ce_pow_p == pytest.approx(
+        paper_estimate(p32.astype(np.float64), labels, bandwidth=0.05, renormalize=True).ce_pow_p, rel=1e-12)
 
 
 def test_arrays_are_read_in_place():
@@ -129,7 +138,7 @@ def test_arrays_are_read_in_place():
     assert ecekde._ecekde._probs_view(probs.astype(">f8"))["copied"]
     unaligned = np.frombuffer(b"\0" + probs.tobytes(), dtype=np.float64, offset=1).reshape(probs.shape)
     assert not unaligned.flags.aligned and ecekde._ecekde._probs_view(unaligned)["copied"]
-    assert ecekde.estimate(unaligned, labels, bandwidth=0.1).ce == ecekde.estimate(probs, labels, bandwidth=0.1).ce
+    assert paper_estimate(unaligned, labels, bandwidth=0.1).ce == paper_estimate(probs, labels, bandwidth=0.1).ce
     assert ecekde._ecekde._labels_view(labels.astype(np.uint8))["copied"]
 
 
@@ -140,7 +149,7 @@ def test_no_hidden_copy_of_a_large_array():
     gc.collect()
     tracemalloc.start()
     try:
-        ecekde.estimate(probs, labels, bandwidth=0.5, threads=2)
+        paper_estimate(probs, labels, bandwidth=0.5, threads=2)
         ecekde.binned_calibration_error(probs, labels)
         ecekde.mmce(probs, labels, gradient=False)
         _, peak = tracemalloc.get_traced_memory()
@@ -155,7 +164,7 @@ def test_the_gil_is_released_during_the_computation():
 
     def work():
         started.set()
-        ecekde.estimate(probs, labels, threads=1)
+        paper_estimate(probs, labels, threads=1)
 
     t = threading.Thread(target=work)
     t.start()
@@ -170,18 +179,24 @@ def test_the_gil_is_released_during_the_computation():
 
 def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     probs, labels = softmax_predictions(40, 3, seed=11)
-    r = ecekde.estimate(probs, labels, type="marginal")
+    r = paper_estimate(probs, labels, type="marginal")
     assert isinstance(r, ecekde.Result)
-    assert type(r)._fields == ("type", "p", "bandwidth", "ce", "ce_pow_p", "n", "k", "bandwidth_rule",
-                               "bandwidth_selection", "class_ce_pow_p", "excluded_rows")
+    assert type(r)._fields == ("estimator", "type", "p", "bandwidth", "ce", "ce_pow_p", "n", "k", "bandwidth_rule",
+                               "bandwidth_selection", "class_ce_pow_p", "standard_error", "ce_pow_p_interval",
+                               "ce_interval", "warnings", "excluded_rows")
     d = r.to_dict()
-    assert list(d) == list(type(r)._fields)[:-1]  # excluded_rows: None, left out
+    # the paper's estimator has no standard error, intervals or warnings; excluded_rows: None; all left out
+    assert list(d) == list(type(r)._fields)[:-5]
+    crossfit = ecekde.estimate(probs, labels, type="marginal").to_dict()
+    assert list(crossfit) == list(type(r)._fields)[:-1]
+    assert list(crossfit["ce_interval"]) == ["level", "lower", "upper"]
+    assert crossfit["ce_interval"]["lower"] <= crossfit["ce"] <= crossfit["ce_interval"]["upper"]
     assert list(d["bandwidth_selection"]) == ["criterion", "grid", "score", "refined_grid", "refined_score",
                                               "chosen", "chosen_score", "rows"]
     assert isinstance(d["class_ce_pow_p"], list) and d["bandwidth_selection"]["chosen"] == r.bandwidth
-    fixed = ecekde.estimate(probs, labels, bandwidth=0.1).to_dict()
+    fixed = paper_estimate(probs, labels, bandwidth=0.1).to_dict()
     assert "bandwidth_selection" not in fixed and "class_ce_pow_p" not in fixed
-    assert repr(r).startswith("Result(type='marginal', p=1.0, bandwidth=")
+    assert repr(r).startswith("Result(estimator='paper', type='marginal', p=1.0, bandwidth=")
     with pytest.raises(AttributeError):
         r.ce = 0
 
@@ -211,27 +226,27 @@ def test_core_errors_carry_the_core_message():
     probs, labels = softmax_predictions(10, 3, seed=13)
     bad = labels.copy()
     bad[4] = 7
-    assert error_of(lambda: ecekde.estimate(probs, bad)) == "labels row 4: value 7 is outside [0, 3)"
-    assert error_of(lambda: ecekde.estimate(probs, labels[:9])) == \
+    assert error_of(lambda: paper_estimate(probs, bad)) == "labels row 4: value 7 is outside [0, 3)"
+    assert error_of(lambda: paper_estimate(probs, labels[:9])) == \
         "labels has 9 entries but probs has 10 rows"
-    assert error_of(lambda: ecekde.estimate(probs, labels, type="top")) == \
+    assert error_of(lambda: paper_estimate(probs, labels, type="top")) == \
         "unknown calibration type 'top' (expected canonical, marginal, top-label or binary)"
-    assert error_of(lambda: ecekde.estimate(probs, labels, p=0.5)) == "p must be a finite number >= 1, got 0.5"
-    assert error_of(lambda: ecekde.estimate(probs, labels, bandwidth=-1.0)) == \
+    assert error_of(lambda: paper_estimate(probs, labels, p=0.5)) == "p must be a finite number >= 1, got 0.5"
+    assert error_of(lambda: paper_estimate(probs, labels, bandwidth=-1.0)) == \
         "bandwidth must be a finite number > 0, got -1"
-    assert error_of(lambda: ecekde.estimate(probs, labels, criterion="cv")) == \
+    assert error_of(lambda: paper_estimate(probs, labels, criterion="cv")) == \
         "unknown bandwidth criterion 'cv' (expected loo-likelihood, reference or loo-regression)"
 
 
 def test_binding_errors_name_the_argument():
     probs, labels = softmax_predictions(10, 3, seed=14)
-    assert error_of(lambda: ecekde.estimate(probs.astype(np.int64), labels)) == \
+    assert error_of(lambda: paper_estimate(probs.astype(np.int64), labels)) == \
         "probs must hold float32 or float64 values, got int64"
-    assert error_of(lambda: ecekde.estimate(probs[None], labels)) == \
+    assert error_of(lambda: paper_estimate(probs[None], labels)) == \
         "probs must be a 1-D array (P(y = 1)) or a 2-D array (n x K), got 3 dimensions"
-    assert error_of(lambda: ecekde.estimate(probs, labels.astype(np.float64))) == \
+    assert error_of(lambda: paper_estimate(probs, labels.astype(np.float64))) == \
         "labels must hold integer class labels (int32 or int64), got float64"
-    assert error_of(lambda: ecekde.estimate(probs, labels.reshape(2, 5))) == \
+    assert error_of(lambda: paper_estimate(probs, labels.reshape(2, 5))) == \
         "labels must be a 1-D array of n labels, got shape (2, 5)"
-    assert error_of(lambda: ecekde.estimate(probs, labels.astype(np.uint64))) == \
+    assert error_of(lambda: paper_estimate(probs, labels.astype(np.uint64))) == \
         "labels of type uint64 do not fit int64"

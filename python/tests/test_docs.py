@@ -16,6 +16,6 @@ def test_the_examples_in_docs_python_md_run(tmp_path, monkeypatch, capsys):
     for i, block in enumerate(blocks):
         exec(compile(block, f"docs/python.md block {i}", "exec"), namespace)
     out = capsys.readouterr().out
-    assert "Result(type='canonical'" in out
+    assert "Result(estimator='crossfit', type='canonical'" in out
     assert (tmp_path / "reliability.png").stat().st_size > 10_000
     assert (tmp_path / "simplex.png").stat().st_size > 10_000

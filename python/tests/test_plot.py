@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import ecekde
+
 import ecekde.plot as ep
 
 

@@ -227,14 +227,17 @@ TEST(Cli, TableShowsEveryResult) {
   EXPECT_TRUE(o.out.ends_with('\n')) << "output does not end with a newline";
   const auto lines = lines_of(o.out);
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(words_of(lines[0]), (std::vector<std::string>{"type", "p", "h", "CE_p", "CE_p^p", "n", "K", "bandwidth", "rule"}));
+  EXPECT_EQ(words_of(lines[0]), (std::vector<std::string>{"estimator", "type", "p", "h", "CE_p", "CE_p", "interval",
+                                                          "CE_p^p", "n", "K", "bandwidth", "rule"}));
   const char* types[] = {"canonical", "marginal", "top-label", "binary"};
   for (std::size_t i = 0; i < 4; ++i) {
     ecekde::EstimateOptions opt;
     opt.type = ecekde::parse_calibration_type(types[i]);
     const ecekde::Result r = direct(f.data, opt);
-    const std::vector<std::string> expected{types[i], g6(r.p), g6(r.bandwidth), g6(r.ce), g6(r.ce_pow_p), "90", "2",
-                                            "auto:", "loo-likelihood,", "20-point", "grid,", "refined"};
+    ASSERT_TRUE(r.ce_interval);
+    const std::vector<std::string> expected{"crossfit", types[i], g6(r.p), g6(r.bandwidth), g6(r.ce),
+                                            "[" + g6(r.ce_interval->lower) + ",", g6(r.ce_interval->upper) + "]",
+                                            g6(r.ce_pow_p), "90", "2", "auto:", "loo-regression,", "9-point", "grid"};
     EXPECT_EQ(words_of(lines[i + 1]), expected);
     EXPECT_EQ(lines[i + 1].find("CE_p"), std::string::npos);
   }
@@ -245,7 +248,7 @@ TEST(Cli, TableShowsEveryResult) {
   EXPECT_TRUE(fixed.out.ends_with('\n')) << "output does not end with a newline";
   ASSERT_EQ(lines_of(fixed.out).size(), 2u);
   EXPECT_EQ(words_of(lines_of(fixed.out)[1]).back(), "fixed");
-  EXPECT_EQ(words_of(lines_of(fixed.out)[1])[2], "0.25");
+  EXPECT_EQ(words_of(lines_of(fixed.out)[1])[3], "0.25");
 }
 
 TEST(Cli, HelpAndVersion) {

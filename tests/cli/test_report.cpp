@@ -133,6 +133,7 @@ void expect_test(const json& j, const ecekde::CalibrationTestResult& t, const Re
 void expect_kde(const json& j, const oracle::Data& d, CalibrationType type, double p, std::optional<Resampling> rs) {
   SCOPED_TRACE("ECE^KDE " + std::string(ecekde::to_string(type)));
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
   o.type = type;
   o.p = p;
   const ecekde::Result r = ecekde::estimate(view(d), LabelsView(d.y), o);
@@ -160,6 +161,24 @@ void expect_kde(const json& j, const oracle::Data& d, CalibrationType type, doub
   const ecekde::CalibrationTestResult t = ecekde::calibration_test_kde(view(d), LabelsView(d.y), o, {rs->replicates, rs->seed});
   EXPECT_EQ(t.statistic, r.ce_pow_p);
   expect_test(j, t, *rs);
+}
+
+// The default estimator's row: estimate() with the crossfit estimator, its interval inside, named in the JSON.
+void expect_crossfit(const json& j, const oracle::Data& d, CalibrationType type, double p) {
+  SCOPED_TRACE("crossfit " + std::string(ecekde::to_string(type)));
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.p = p;
+  const ecekde::Result r = ecekde::estimate(view(d), LabelsView(d.y), o);
+  EXPECT_EQ(j.at("estimator").get<std::string>(), "crossfit");
+  EXPECT_EQ(j.at("type").get<std::string>(), ecekde::to_string(type));
+  EXPECT_EQ(j.at("ce").get<double>(), r.ce);
+  EXPECT_EQ(j.at("standard_error").get<double>(), r.standard_error);
+  EXPECT_EQ(j.at("ce_interval").at("lower").get<double>(), r.ce_interval->lower);
+  EXPECT_EQ(j.at("ce_interval").at("upper").get<double>(), r.ce_interval->upper);
+  EXPECT_LE(r.ce_interval->lower, r.ce);
+  EXPECT_GE(r.ce_interval->upper, r.ce);
+  EXPECT_EQ(j.at("warnings").get<std::vector<std::string>>(), r.warnings);
 }
 
 // The binned estimates the report documents, written out independently of its code.
@@ -265,6 +284,8 @@ void expect_report(const json& doc, const oracle::Data& d, double p, std::size_t
   if (d.k <= 2) types.push_back(CalibrationType::binary);
   ASSERT_EQ(doc.at("kde").size(), types.size());
   for (std::size_t i = 0; i < types.size(); ++i) expect_kde(doc.at("kde")[i], d, types[i], p, rs);
+  ASSERT_EQ(doc.at("crossfit").size(), types.size());
+  for (std::size_t i = 0; i < types.size(); ++i) expect_crossfit(doc.at("crossfit")[i], d, types[i], p);
   const std::vector<BinnedCase> cases = binned_cases(d.k, bins);
   ASSERT_EQ(doc.at("binned").size(), cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) expect_binned(doc.at("binned")[i], d, cases[i], p, rs);
@@ -353,7 +374,10 @@ TEST(Report, Float32InputIsResampledAsFloat32) {
   EXPECT_EQ(doc.at("input").at("probs_dtype"), "float32");
   const ProbsView probs = ProbsView::row_major(narrow.data(), 60, 20);
   EXPECT_EQ(doc.at("binned")[0].at("ce").get<double>(), ecekde::binned_calibration_error(probs, LabelsView(f.data.y)).ce);
-  EXPECT_EQ(doc.at("kde")[0].at("ce").get<double>(), ecekde::estimate(probs, LabelsView(f.data.y)).ce);
+  ecekde::EstimateOptions paper;
+  paper.estimator = ecekde::Estimator::paper;
+  EXPECT_EQ(doc.at("kde")[0].at("ce").get<double>(), ecekde::estimate(probs, LabelsView(f.data.y), paper).ce);
+  EXPECT_EQ(doc.at("crossfit")[0].at("ce").get<double>(), ecekde::estimate(probs, LabelsView(f.data.y)).ce);
   for (const json& e : doc.at("binned")) EXPECT_TRUE(e.contains("interval"));
   std::vector<double> widened(narrow.begin(), narrow.end());
   EXPECT_THROW(ecekde::binned_calibration_error(ProbsView::row_major(widened.data(), 60, 20), LabelsView(f.data.y)),
@@ -390,8 +414,18 @@ TEST(Report, TableShowsTheNumbersOfTheJson) {
   EXPECT_EQ(lines[1], "100 samples, 3 classes (float64)");
   EXPECT_EQ(row_starting(lines, {"accuracy"})[1], g4(doc.at("summary").at("accuracy")));
   EXPECT_EQ(row_starting(lines, {"Brier", "score"})[2], g4(doc.at("summary").at("brier")));
+  for (const json& e : doc.at("crossfit")) {
+    const json& ci = e.at("ce_interval");
+    std::string lower = "[", upper = g4(ci.at("lower"));
+    lower += upper;
+    lower += ',';
+    upper = g4(ci.at("upper"));
+    upper += ']';
+    const std::vector<std::string> expected{e.at("type"), g4(e.at("ce")), lower, upper, g4(e.at("bandwidth"))};
+    EXPECT_EQ(row_starting(lines, {e.at("type").get<std::string>(), g4(e.at("ce"))}), expected);
+  }
   for (const json& e : doc.at("kde")) {
-    const auto row = row_starting(lines, {e.at("type").get<std::string>()});
+    const auto row = row_starting(lines, {e.at("type").get<std::string>(), g4(e.at("ce"))});
     const json& ci = e.at("interval").at("ce");
     std::string lower = "[", upper = g4(ci.at("lower"));  // appended: GCC 12 warns falsely on "[" + string
     lower += upper;
@@ -420,7 +454,7 @@ TEST(Report, ProgressShowsOneLinePerStage) {
                                     "--plot", dir.path("plots")});
   ASSERT_EQ(o.status, 0) << o.err;
   const auto lines = lines_of(o.err);
-  ASSERT_EQ(lines.size(), 7u + 3u + 1u + 1u);  // binned, ECE^KDE, MMCE, plots
+  ASSERT_EQ(lines.size(), 7u + 3u + 3u + 1u + 1u);  // binned, crossfit, ECE^KDE, MMCE, plots
   // "[%7.1f s] <stage> ... %.2f s"
   const auto is_stage = [](const std::string& line) {
     const std::size_t close = line.find(" s] "), dots = line.rfind(" ... ");
@@ -431,7 +465,8 @@ TEST(Report, ProgressShowsOneLinePerStage) {
            took.find_first_not_of("0123456789.", 0) == took.size() - 2;
   };
   for (const auto& line : lines) EXPECT_TRUE(is_stage(line)) << line;
-  EXPECT_NE(lines[7].find("ECE^KDE canonical"), std::string::npos);
+  EXPECT_NE(lines[7].find("crossfit canonical"), std::string::npos);
+  EXPECT_NE(lines[10].find("ECE^KDE (paper) canonical"), std::string::npos);
   EXPECT_NE(lines.back().find("plots"), std::string::npos);
 }
 

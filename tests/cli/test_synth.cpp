@@ -101,7 +101,7 @@ TEST(Synth, FilesFeedEstimateAndTheTableNamesTheTruths) {
   for (const char* type : {"\ncanonical   1     0.", "\nmarginal    1     0.", "\ntop-label   1     0."})
     EXPECT_NE(o.out.find(type), std::string::npos) << type;
 
-  const Output e = ecekde_cli(dir, {"estimate", "--probs", probs, "--labels", labels, "--bandwidth", "0.05", "--json"});
+  const Output e = ecekde_cli(dir, {"estimate", "--estimator", "paper", "--probs", probs, "--labels", labels, "--bandwidth", "0.05", "--json"});
   ASSERT_EQ(e.status, 0) << e.err;
   const auto data = ecekde::generate_synthetic({}, 200, 0);
   ecekde::EstimateOptions options;

@@ -125,7 +125,9 @@ TEST(TrainSmoke, RunWritesValidPredictionsAndResult) {
   ASSERT_EQ(p.probs.view().rows(), 300u);
   ASSERT_EQ(p.probs.view().cols(), 10u);
   EXPECT_EQ(p.probs.view().dtype(), ecekde::ProbsView::DType::float32);
-  const ecekde::Result kde = ecekde::estimate(p.probs.view(), p.labels.view());  // validates rows and labels
+  ecekde::EstimateOptions paper;  // the training study's metric is the paper's estimator
+  paper.estimator = ecekde::Estimator::paper;
+  const ecekde::Result kde = ecekde::estimate(p.probs.view(), p.labels.view(), paper);  // validates rows and labels
   EXPECT_NEAR(kde.ce, r.test->before.ece_kde, 1e-4);
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "run.json"));
   EXPECT_EQ(j["config"]["objective"], "kde-xe");
