@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "core/logit_fit.hpp"
@@ -45,13 +47,19 @@ double safe_log(double v, double floor) { return std::log(std::max(v, floor)); }
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
 double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 
-// Each input row's fold: a fixed-seed random permutation dealt round-robin.
-std::vector<std::size_t> folds_of(std::size_t n) {
-  std::vector<std::size_t> order(n), fold(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  Rng rng(0x63726f7373666974ULL);
-  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-  for (std::size_t i = 0; i < n; ++i) fold[order[i]] = i % kFolds;
+// Each input row's fold, from a hash of the row's probabilities and label: the assignment does not depend
+// on the order of the rows (permuting samples permutes the folds with them), and copies share a fold.
+std::vector<std::size_t> folds_of(const Predictions& pred) {
+  std::vector<std::size_t> fold(pred.n);
+  for (std::size_t j = 0; j < pred.n; ++j) {
+    std::uint64_t h = 0x63726f7373666974ULL ^ static_cast<std::uint64_t>(pred.y[j]);
+    for (std::size_t c = 0; c < pred.k; ++c) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
+      h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)
+    }
+    fold[j] = static_cast<std::size_t>(h % kFolds);
+  }
   return fold;
 }
 
@@ -300,7 +308,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   r.k = in.pred.k;
   const std::size_t n = in.pred.n;
   const std::size_t max_rows = options.bandwidth_selection.max_rows;
-  const std::vector<std::size_t> folds = folds_of(n);
+  const std::vector<std::size_t> folds = folds_of(in.pred);
 
   std::vector<Problem> problems;
   std::vector<double> top_fit;

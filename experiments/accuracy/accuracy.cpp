@@ -1,0 +1,132 @@
+// The accuracy study of the default (crossfit) estimator against ground truth, side by side with the
+// paper's estimator and its alternatives (docs/validation.md, Section 7). Writes CSV to stdout:
+//   ecekde_accuracy truth       K...           true CE_p^p of every zoo model (p = 1, 2)
+//   ecekde_accuracy table       N SETS K...    every estimator, every model, at n = N
+//   ecekde_accuracy convergence SETS K N...    crossfit (and paper up to n = 10,000) over n
+//   ecekde_accuracy coverage    SETS N K...    crossfit intervals over many data sets
+// Data set s of a model uses seed 1000 + s; the truths use 2^22 Monte Carlo draws.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ecekde/binned.hpp"
+#include "ecekde/estimate.hpp"
+#include "zoo.hpp"
+
+using namespace ecekde;
+using research::ZooModel;
+
+namespace {
+
+void row(std::FILE* out, const std::string& prefix, CalibrationType type, double p, const std::string& estimator,
+         double ce, double lower, double upper, double h, double seconds) {
+  std::fprintf(out, "%s,%s,%g,%s,%.10g,%.10g,%.10g,%.6g,%.4f\n", prefix.c_str(), std::string(to_string(type)).c_str(),
+               p, estimator.c_str(), ce, lower, upper, h, seconds);
+  std::fflush(out);
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void kde(const research::ZooData& d, CalibrationType type, double p, ecekde::Estimator which,
+         BandwidthCriterion criterion, KdeForm form, const std::string& name, std::FILE* out, const std::string& prefix) {
+  EstimateOptions o;
+  o.estimator = which;
+  o.type = type;
+  o.p = p;
+  o.bandwidth_selection.criterion = criterion;
+  o.form = form;
+  const double t0 = now();
+  const Result r = estimate(d.probs_view(), d.labels_view(), o);
+  const double lo = r.ce_interval ? r.ce_interval->lower : r.ce, hi = r.ce_interval ? r.ce_interval->upper : r.ce;
+  row(out, prefix, type, p, name, r.ce, lo, hi, r.bandwidth, now() - t0);
+}
+
+void binned(const research::ZooData& d, CalibrationType type, double p, std::FILE* out, const std::string& prefix) {
+  BinnedOptions o;
+  o.type = type;
+  o.p = p;
+  if (type != CalibrationType::top_label) o.bins.reset();  // Doane's bins per class
+  const double t0 = now();
+  const BinnedResult r = binned_calibration_error(d.probs_view(), d.labels_view(), o);
+  row(out, prefix, type, p, "binned", r.ce, r.ce, r.ce, 0, now() - t0);
+}
+
+std::vector<std::size_t> numbers(int argc, char** argv, int from) {
+  std::vector<std::size_t> v;
+  for (int i = from; i < argc; ++i) v.push_back(std::stoul(argv[i]));
+  return v;
+}
+
+constexpr CalibrationType kTypes[] = {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  std::FILE* out = stdout;
+  if (mode == "truth" && argc > 2) {
+    std::printf("k,model,p,canonical,marginal,top_label,canonical_se\n");
+    for (std::size_t k : numbers(argc, argv, 2))
+      for (const ZooModel& m : research::family(k))
+        for (const research::ZooTruth& t : research::truth(m, {1.0, 2.0}, 1 << 22))
+          std::printf("%zu,%s,%g,%.10g,%.10g,%.10g,%.3g\n", k, m.name.c_str(), t.p, t.canonical, t.marginal,
+                      t.top_label, t.canonical_standard_error);
+    return 0;
+  }
+  std::printf("k,model,n,set,type,p,estimator,ce,lower,upper,bandwidth,seconds\n");
+  if (mode == "table" && argc > 4) {
+    const std::size_t n = std::stoul(argv[2]), sets = std::stoul(argv[3]);
+    for (std::size_t k : numbers(argc, argv, 4))
+      for (const ZooModel& m : research::family(k))
+        for (std::size_t s = 0; s < sets; ++s) {
+          const research::ZooData d = research::sample(m, n, 1000 + s);
+          const std::string prefix = std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s);
+          for (CalibrationType t : kTypes)
+            for (double p : {1.0, 2.0}) {
+              kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
+              kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "paper", out, prefix);
+              kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::plug_in, "loo-regression", out, prefix);
+              if (p == 2)
+                kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::debiased, "debiased", out, prefix);
+              binned(d, t, p, out, prefix);
+            }
+        }
+    return 0;
+  }
+  if (mode == "convergence" && argc > 4) {
+    const std::size_t sets = std::stoul(argv[2]), k = std::stoul(argv[3]);
+    for (const char* name : {"peaked-overconfident", "top-class-only", "class-bias", "calibrated-peaked"})
+      for (std::size_t n : numbers(argc, argv, 4))
+        for (std::size_t s = 0; s < sets; ++s) {
+          const ZooModel m = research::model_named(name, k);
+          const research::ZooData d = research::sample(m, n, 1000 + s);
+          const std::string prefix = std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s);
+          for (CalibrationType t : {CalibrationType::canonical, CalibrationType::marginal})
+            for (double p : {1.0, 2.0}) {
+              kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
+              if (n <= 10000)
+                kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "paper", out, prefix);
+            }
+        }
+    return 0;
+  }
+  if (mode == "coverage" && argc > 4) {
+    const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
+    for (std::size_t k : numbers(argc, argv, 4))
+      for (const ZooModel& m : research::family(k))
+        for (std::size_t s = 0; s < sets; ++s) {
+          const research::ZooData d = research::sample(m, n, 1000 + s);
+          const std::string prefix = std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s);
+          for (CalibrationType t : kTypes)
+            for (double p : {1.0, 2.0})
+              kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
+        }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K...\n");
+  return 2;
+}

@@ -1,0 +1,249 @@
+#include "zoo.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <stdexcept>
+
+namespace ecekde::research {
+
+namespace {
+
+void softmax_in_place(std::vector<double>& z) {
+  const double top = *std::max_element(z.begin(), z.end());
+  double sum = 0;
+  for (double& v : z) sum += v = std::isfinite(v) ? std::exp(v - top) : 0.0;
+  for (double& v : z) v /= sum;
+}
+
+double safe_log(double v) { return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity(); }
+
+// The map's random parts, drawn once per model from its seed.
+struct MapParts {
+  std::vector<double> bias;  // K
+  std::vector<double> w;     // K x K
+};
+
+MapParts map_parts(const ZooModel& m) {
+  Rng rng = Rng::stream(m.seed, 0x7a6f6fULL);
+  MapParts parts;
+  if (m.map == Map::class_bias)
+    for (std::size_t c = 0; c < m.k; ++c) parts.bias.push_back(m.map_param * rng.normal());
+  if (m.map == Map::confusion) {
+    parts.w.assign(m.k * m.k, 0.0);
+    for (std::size_t a = 0; a < m.k; ++a)
+      for (std::size_t b = 0; b < m.k; ++b) parts.w[a * m.k + b] = (a == b) + m.map_param * rng.normal();
+  }
+  return parts;
+}
+
+void draw_base(const ZooModel& m, Rng& rng, double* f) {
+  const std::size_t K = m.k;
+  std::vector<double> z(K);
+  switch (m.base) {
+    case Base::dirichlet:
+    case Base::imbalanced: {
+      double sum = 0;
+      for (std::size_t c = 0; c < K; ++c) {
+        const double a = m.base == Base::dirichlet
+                             ? m.base_param
+                             : m.base_param * static_cast<double>(K - c) / static_cast<double>(K) + 0.1;
+        sum += z[c] = rng.gamma(a);
+      }
+      if (!(sum > 0)) {  // every gamma draw underflowed: a vertex, chosen uniformly
+        std::fill(z.begin(), z.end(), 0.0);
+        z[rng.below(K)] = sum = 1;
+      }
+      for (std::size_t c = 0; c < K; ++c) f[c] = z[c] / sum;
+      return;
+    }
+    case Base::logits:
+    case Base::peaked:
+      for (std::size_t c = 0; c < K; ++c) z[c] = (m.base == Base::logits ? m.base_param : 1.0) * rng.normal();
+      if (m.base == Base::peaked) z[rng.below(K)] += m.base_param;
+      softmax_in_place(z);
+      std::copy(z.begin(), z.end(), f);
+      return;
+    case Base::tempered_uniform: {
+      // spacings of sorted uniforms, then temperature
+      std::vector<double> u(K - 1);
+      for (double& v : u) v = rng.uniform();
+      std::sort(u.begin(), u.end());
+      for (std::size_t c = 0; c < K; ++c) {
+        const double hi = c + 1 < K ? u[c] : 1.0, lo = c > 0 ? u[c - 1] : 0.0;
+        z[c] = safe_log(hi - lo) / m.base_param;
+      }
+      softmax_in_place(z);
+      std::copy(z.begin(), z.end(), f);
+      return;
+    }
+  }
+}
+
+void apply_map(const ZooModel& m, const MapParts& parts, const double* f, double* q) {
+  const std::size_t K = m.k;
+  std::vector<double> z(K);
+  switch (m.map) {
+    case Map::identity:
+      std::copy_n(f, K, q);
+      return;
+    case Map::temperature:
+    case Map::class_bias:
+      for (std::size_t c = 0; c < K; ++c)
+        z[c] = m.map == Map::temperature ? safe_log(f[c]) / m.map_param : safe_log(f[c]) + parts.bias[c];
+      break;
+    case Map::confusion:
+      for (std::size_t a = 0; a < K; ++a) {
+        z[a] = 0;
+        for (std::size_t b = 0; b < K; ++b) z[a] += parts.w[a * K + b] * std::log(std::max(f[b], 1e-300));
+      }
+      break;
+    case Map::top_power: {
+      const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
+      const double ft = f[top], qt = std::pow(ft, m.map_param);
+      const double rest = 1 - ft, scale = rest > 0 ? (1 - qt) / rest : 0.0;
+      for (std::size_t c = 0; c < K; ++c) q[c] = c == top ? qt : f[c] * scale;
+      return;
+    }
+    case Map::mix_uniform:
+      for (std::size_t c = 0; c < K; ++c) q[c] = (1 - m.map_param) * f[c] + m.map_param / static_cast<double>(K);
+      return;
+    case Map::wiggle: {
+      double sum = 0;
+      for (std::size_t c = 0; c < K; ++c) sum += q[c] = f[c] * (1 + m.map_param * std::sin(2 * std::numbers::pi * f[c]));
+      for (std::size_t c = 0; c < K; ++c) q[c] /= sum;
+      return;
+    }
+  }
+  softmax_in_place(z);
+  std::copy(z.begin(), z.end(), q);
+}
+
+double pow_abs(double d, double p) { return p == 1 ? std::fabs(d) : p == 2 ? d * d : std::pow(std::fabs(d), p); }
+
+// mean_j |m(s_j) - s_j|^p for each p, with m the local-linear fit of t on s over sorted windows.
+std::vector<double> one_dimensional_truth(std::vector<std::pair<double, double>>& st, const std::vector<double>& ps) {
+  std::sort(st.begin(), st.end());
+  const std::size_t N = st.size();
+  const std::size_t w = std::min<std::size_t>(N, 2 * static_cast<std::size_t>(std::sqrt(static_cast<double>(N))) + 1);
+  std::vector<double> cs(N + 1, 0), ct(N + 1, 0), css(N + 1, 0), cst(N + 1, 0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const double s = st[i].first, t = st[i].second;
+    cs[i + 1] = cs[i] + s;
+    ct[i + 1] = ct[i] + t;
+    css[i + 1] = css[i] + s * s;
+    cst[i + 1] = cst[i] + s * t;
+  }
+  std::vector<double> out(ps.size(), 0.0);
+  const double W = static_cast<double>(w);
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::size_t lo = std::min(i >= w / 2 ? i - w / 2 : 0, N - w), hi = lo + w;
+    const double ms = (cs[hi] - cs[lo]) / W, mt = (ct[hi] - ct[lo]) / W;
+    const double vs = (css[hi] - css[lo]) / W - ms * ms, cv = (cst[hi] - cst[lo]) / W - ms * mt;
+    const double s = st[i].first;
+    const double m = mt + (vs > 1e-300 ? cv / vs : 0.0) * (s - ms);
+    for (std::size_t a = 0; a < ps.size(); ++a) out[a] += pow_abs(m - s, ps[a]);
+  }
+  for (double& v : out) v /= static_cast<double>(N);
+  return out;
+}
+
+}  // namespace
+
+ZooData sample(const ZooModel& model, std::size_t n, std::uint64_t seed) {
+  const std::size_t K = model.k;
+  const MapParts parts = map_parts(model);
+  ZooData d;
+  d.n = n;
+  d.k = K;
+  d.probs.resize(n * K);
+  d.calibrated.resize(n * K);
+  d.labels.resize(n);
+  Rng rng(seed);
+  for (std::size_t j = 0; j < n; ++j) {
+    double* f = d.probs.data() + j * K;
+    double* q = d.calibrated.data() + j * K;
+    draw_base(model, rng, f);
+    apply_map(model, parts, f, q);
+    const double u = rng.uniform();
+    double acc = 0;
+    std::size_t y = K - 1;
+    for (std::size_t c = 0; c < K; ++c) {
+      acc += q[c];
+      if (u < acc) {
+        y = c;
+        break;
+      }
+    }
+    d.labels[j] = static_cast<std::int64_t>(y);
+  }
+  return d;
+}
+
+std::vector<ZooTruth> truth(const ZooModel& model, const std::vector<double>& ps, std::size_t samples,
+                            std::uint64_t seed) {
+  const std::size_t K = model.k, N = samples;
+  const MapParts parts = map_parts(model);
+  Rng rng(seed);
+  std::vector<double> f(N * K), q(N * K);
+  std::vector<std::vector<double>> canonical(ps.size(), std::vector<double>(N));
+  for (std::size_t j = 0; j < N; ++j) {
+    draw_base(model, rng, &f[j * K]);
+    apply_map(model, parts, &f[j * K], &q[j * K]);
+    for (std::size_t a = 0; a < ps.size(); ++a) {
+      double e = 0;
+      for (std::size_t c = 0; c < K; ++c) e += pow_abs(q[j * K + c] - f[j * K + c], ps[a]);
+      canonical[a][j] = e;
+    }
+  }
+  std::vector<ZooTruth> out(ps.size());
+  for (std::size_t a = 0; a < ps.size(); ++a) {
+    out[a].p = ps[a];
+    const double mean = std::accumulate(canonical[a].begin(), canonical[a].end(), 0.0) / static_cast<double>(N);
+    double var = 0;
+    for (double v : canonical[a]) var += (v - mean) * (v - mean);
+    out[a].canonical = mean;
+    out[a].canonical_standard_error = std::sqrt(var / static_cast<double>(N - 1) / static_cast<double>(N));
+  }
+  std::vector<std::pair<double, double>> st(N);
+  for (std::size_t c = 0; c < K; ++c) {
+    for (std::size_t j = 0; j < N; ++j) st[j] = {f[j * K + c], q[j * K + c]};
+    const std::vector<double> v = one_dimensional_truth(st, ps);
+    for (std::size_t a = 0; a < ps.size(); ++a) out[a].marginal += v[a];
+  }
+  for (std::size_t j = 0; j < N; ++j) {
+    const std::size_t top = static_cast<std::size_t>(std::max_element(&f[j * K], &f[j * K] + K) - &f[j * K]);
+    st[j] = {f[j * K + top], q[j * K + top]};
+  }
+  const std::vector<double> v = one_dimensional_truth(st, ps);
+  for (std::size_t a = 0; a < ps.size(); ++a) out[a].top_label = v[a];
+  return out;
+}
+
+std::vector<ZooModel> family(std::size_t k) {
+  return {
+      {"calibrated-flat", k, Base::dirichlet, 1.0, Map::identity, 0, 0},
+      {"calibrated-peaked", k, Base::peaked, 4.0, Map::identity, 0, 0},
+      {"calibrated-logits", k, Base::logits, 2.0, Map::identity, 0, 0},
+      {"paper-section4", k, Base::tempered_uniform, 0.36, Map::temperature, 1 / 0.6, 0},
+      {"flat-underconfident", k, Base::dirichlet, 1.0, Map::temperature, 0.6, 0},
+      {"sparse-overconfident", k, Base::dirichlet, 0.3, Map::temperature, 1.5, 0},
+      {"peaked-overconfident", k, Base::peaked, 4.0, Map::temperature, 1.5, 0},
+      {"logits-underconfident", k, Base::logits, 2.0, Map::temperature, 0.7, 0},
+      {"class-bias", k, Base::dirichlet, 1.0, Map::class_bias, 0.5, 3},
+      {"top-class-only", k, Base::peaked, 3.0, Map::top_power, 1.5, 0},
+      {"mixed-with-uniform", k, Base::dirichlet, 0.5, Map::mix_uniform, 0.2, 0},
+      {"wiggle", k, Base::dirichlet, 1.0, Map::wiggle, 0.5, 0},
+      {"confusion", k, Base::logits, 2.0, Map::confusion, 0.3, 5},
+      {"imbalanced-overconfident", k, Base::imbalanced, 2.0, Map::temperature, 1.3, 0},
+  };
+}
+
+ZooModel model_named(const std::string& name, std::size_t k) {
+  for (const ZooModel& m : family(k))
+    if (m.name == name) return m;
+  throw std::invalid_argument("no zoo model named " + name);
+}
+
+}  // namespace ecekde::research

@@ -1,0 +1,81 @@
+// A zoo of synthetic classifiers whose calibration map E[y | f] is known in closed form, and their true
+// calibration errors computed without any estimator of the library: used by the accuracy tests and by
+// the validation experiment (docs/validation.md, Section 7). Research code: not installed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ecekde/data.hpp"
+#include "ecekde/random.hpp"
+
+namespace ecekde::research {
+
+/// How the predictions f are distributed.
+enum class Base {
+  dirichlet,         ///< Dirichlet(param, ..., param): flat at 1, peaked towards the vertices below 1
+  logits,            ///< softmax of K independent N(0, param^2) logits
+  peaked,            ///< softmax of N(0, 1) logits with param added to one class drawn uniformly (NN-like)
+  imbalanced,        ///< Dirichlet(param * (K - c) / K + 0.1) for class c: classes of decreasing weight
+  tempered_uniform,  ///< T_param(u) with u uniform on the simplex (the paper's Section 4 predictions)
+};
+
+/// The calibration map q = E[y | f].
+enum class Map {
+  identity,     ///< calibrated
+  temperature,  ///< softmax(log f / param): param > 1 means f is overconfident
+  class_bias,   ///< softmax(log f + b), b_c ~ N(0, param^2) drawn with the model's seed
+  top_power,    ///< only the top class moves, q_top = f_top^param, the others rescaled in proportion
+  mix_uniform,  ///< (1 - param) f + param / K: f overconfident towards every vertex
+  wiggle,       ///< f_c (1 + param sin(2 pi f_c)), renormalised: not monotone, not a temperature map
+  confusion,    ///< softmax(W log f) with W = I + param N(0, 1) (seeded): classes confused with each other
+};
+
+struct ZooModel {
+  std::string name;
+  std::size_t k = 3;
+  Base base = Base::dirichlet;
+  double base_param = 1;
+  Map map = Map::identity;
+  double map_param = 0;
+  std::uint64_t seed = 0;  ///< draws of the map's random parts (class biases, W)
+};
+
+/// n samples: f from the base, q = E[y | f] from the map, y ~ Categorical(q).
+struct ZooData {
+  std::size_t n = 0, k = 0;
+  std::vector<double> probs;         ///< n x K, row-major
+  std::vector<double> calibrated;    ///< n x K: q
+  std::vector<std::int64_t> labels;  ///< n
+
+  ProbsView probs_view() const { return ProbsView::row_major(probs.data(), n, k); }
+  LabelsView labels_view() const { return LabelsView(labels); }
+};
+
+ZooData sample(const ZooModel& model, std::size_t n, std::uint64_t seed);
+
+/// The true CE_p^p of every type, in ecekde::estimate()'s conventions.
+struct ZooTruth {
+  double p = 1;
+  double canonical = 0;  ///< E ||q(f) - f||_p^p: a plain Monte Carlo mean
+  double marginal = 0;   ///< sum_c E |E[q_c | f_c] - f_c|^p
+  double top_label = 0;  ///< E |E[q_top | f_top] - f_top|^p
+  double canonical_standard_error = 0;
+};
+
+/// Monte Carlo over `samples` draws of f (no labels are drawn: q is known). The one-dimensional
+/// conditional expectations E[q_c | f_c] are local-linear fits over windows of about 2 sqrt(samples)
+/// neighbours in sorted order (docs/validation.md, Section 7.1, checks them against the exact values of
+/// the paper's model). One truth per entry of ps.
+std::vector<ZooTruth> truth(const ZooModel& model, const std::vector<double>& ps, std::size_t samples = 1 << 20,
+                            std::uint64_t seed = 12345);
+
+/// The named family of the validation: calibrated models and a wide range of miscalibrations, at K.
+std::vector<ZooModel> family(std::size_t k);
+
+/// A model of the family by name (throws std::invalid_argument if unknown).
+ZooModel model_named(const std::string& name, std::size_t k);
+
+}  // namespace ecekde::research
