@@ -97,7 +97,9 @@ void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<st
     std::vector<std::size_t> train, held_out;
     for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
     if (held_out.empty()) continue;
-    const std::vector<double> theta = fit_logit(design, pr.labels, train, kPilotPenalty);
+    // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
+    const std::vector<double> theta =
+        train.empty() ? std::vector<double>(design.parameters(), 0.0) : fit_logit(design, pr.labels, train, kPilotPenalty);
     for (std::size_t j : held_out) {
       predict_logit(design, theta, j, prob.data());
       if (pr.depth == 1) {
@@ -299,6 +301,39 @@ double normal_quantile(double level) {
   return (lo + hi) / 2;
 }
 
+namespace {
+
+// The kernel problems of `in` with their cross-fitted pilots.
+std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options) {
+  const std::vector<std::size_t> folds = folds_of(in.pred);
+  std::vector<Problem> problems;
+  for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
+  if (options.type == CalibrationType::canonical) {
+    const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
+    const std::vector<double> top_fit =
+        one_dimensional_fit(top[0], folds, options.bandwidth_selection.max_rows, in.plan);
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds);
+  } else {
+    for (Problem& pr : problems) crossfit_pilot(pr, beta_design(*pr.lp), folds);
+  }
+  return problems;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options) {
+  std::vector<std::vector<double>> out;
+  for (const Problem& pr : piloted_problems(in, options)) {
+    const std::size_t n = pr.lp->points.n;
+    std::vector<double> pilot(n * pr.depth);
+    for (std::size_t j = 0; j < n; ++j)
+      std::copy_n(pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth), pr.depth,
+                  pilot.begin() + static_cast<std::ptrdiff_t>(pr.lp->original[j] * pr.depth));
+    out.push_back(std::move(pilot));
+  }
+  return out;
+}
+
 Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   Result r;
   r.estimator = Estimator::crossfit;
@@ -308,19 +343,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   r.k = in.pred.k;
   const std::size_t n = in.pred.n;
   const std::size_t max_rows = options.bandwidth_selection.max_rows;
-  const std::vector<std::size_t> folds = folds_of(in.pred);
-
-  std::vector<Problem> problems;
-  std::vector<double> top_fit;
-  std::vector<LabelledPoints> top_problem;
-  for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
-  if (options.type == CalibrationType::canonical) {
-    top_problem = make_problems(in.pred, CalibrationType::top_label);
-    top_fit = one_dimensional_fit(top_problem[0], folds, max_rows, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds);
-  } else {
-    for (Problem& pr : problems) crossfit_pilot(pr, beta_design(*pr.lp), folds);
-  }
+  const std::vector<Problem> problems = piloted_problems(in, options);
 
   std::vector<double> grid = options.bandwidth ? std::vector<double>{*options.bandwidth}
                              : options.bandwidth_selection.grid.empty() ? residual_grid()

@@ -2,6 +2,8 @@
 // practical n. How it works and how it was validated: docs/validation.md, Section 7.
 #pragma once
 
+#include <vector>
+
 #include "core/estimators.hpp"
 #include "ecekde/estimate.hpp"
 
@@ -9,6 +11,10 @@ namespace ecekde::detail {
 
 /// The cross-fit estimate of options.type on prepared input, with its standard error and interval.
 Result crossfit_estimate(const Prepared& in, const EstimateOptions& options);
+
+/// The cross-fitted pilot of every kernel problem of `in`, in input row order (n x K for canonical, n
+/// values for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.
+std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options);
 
 /// The two-sided standard normal quantile z with P(|Z| <= z) = level, for level in (0, 1).
 double normal_quantile(double level);

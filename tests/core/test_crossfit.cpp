@@ -1,0 +1,247 @@
+// The cross-fit estimator: its sweep against a plain O(n^2) implementation of the formula (given the same
+// cross-fitted pilots), over grids of sizes, bandwidths, p, types, thread counts and block sizes; its
+// invariances; its errors and edge cases. Accuracy against ground truth: tests/accuracy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/crossfit.hpp"
+#include "core/estimators.hpp"
+#include "ecekde/estimate.hpp"
+#include "expect_error.hpp"
+#include "generate.hpp"
+#include "oracle.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+
+ecekde::EstimateOptions options(CalibrationType type, std::optional<double> h, double p, int threads = 0,
+                                std::size_t block = 0) {
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.bandwidth = h;
+  o.p = p;
+  o.execution.threads = threads;
+  o.execution.block_size = block;
+  return o;
+}
+
+ecekde::ProbsView view(const oracle::Data& d) { return ecekde::ProbsView::row_major(d.f.data(), d.n, d.k); }
+
+ecekde::Result run(const oracle::Data& d, const ecekde::EstimateOptions& o) {
+  return ecekde::estimate(view(d), ecekde::LabelsView(d.y), o);
+}
+
+double phi(double t, double p) { return t == 0 ? 0.0 : (t > 0 ? 1.0 : -1.0) * std::pow(std::fabs(t), p - 1); }
+
+// One kernel problem written out plainly: points x_j (dim values), targets t_j (depth values), and the
+// values the error compares with (x itself for canonical, the score for one dimension).
+struct PlainProblem {
+  std::size_t dim = 0, depth = 0;
+  std::vector<double> x, t;
+};
+
+std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType type) {
+  const std::size_t n = d.n, K = d.k;
+  std::vector<PlainProblem> out;
+  auto one_dimensional = [&](auto score, auto positive) {
+    PlainProblem pr{1, 1, {}, {}};
+    for (std::size_t j = 0; j < n; ++j) {
+      pr.x.push_back(score(j));
+      pr.t.push_back(positive(j) ? 1.0 : 0.0);
+    }
+    out.push_back(pr);
+  };
+  auto top = [&](std::size_t j) {
+    return static_cast<std::size_t>(std::max_element(&d.f[j * K], &d.f[j * K] + K) - &d.f[j * K]);
+  };
+  switch (type) {
+    case CalibrationType::canonical: {
+      PlainProblem pr{K, K, d.f, std::vector<double>(n * K, 0.0)};
+      for (std::size_t j = 0; j < n; ++j) pr.t[j * K + static_cast<std::size_t>(d.y[j])] = 1;
+      out.push_back(pr);
+      break;
+    }
+    case CalibrationType::marginal:
+      for (std::size_t c = 0; c < K; ++c)
+        one_dimensional([&](std::size_t j) { return d.f[j * K + c]; },
+                        [&](std::size_t j) { return static_cast<std::size_t>(d.y[j]) == c; });
+      break;
+    case CalibrationType::top_label:
+      one_dimensional([&](std::size_t j) { return d.f[j * K + top(j)]; },
+                      [&](std::size_t j) { return static_cast<std::size_t>(d.y[j]) == top(j); });
+      break;
+    case CalibrationType::binary:
+      one_dimensional([&](std::size_t j) { return d.f[j * K + K - 1]; }, [&](std::size_t j) { return d.y[j] == 1; });
+      break;
+  }
+  return out;
+}
+
+// The estimate's raw value (before clamping at 0) and its standard error, from the formula.
+std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
+                                         const std::vector<std::vector<double>>& pilots) {
+  const std::size_t n = d.n;
+  const double weight = type == CalibrationType::binary ? 2.0 : 1.0;
+  const std::vector<PlainProblem> problems = plain_problems(d, type);
+  std::vector<double> term(n, 0.0), influence(n, 0.0), logw(n);
+  for (std::size_t q = 0; q < problems.size(); ++q) {
+    const PlainProblem& pr = problems[q];
+    const std::vector<double>& pi = pilots[q];
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t i = 0; i < n; ++i)
+        logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
+                              : oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
+      logw[j] = -INFINITY;
+      const double top = *std::max_element(logw.begin(), logw.end());
+      double den = 0;
+      std::vector<double> acc(pr.depth, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i == j) continue;
+        const double w = std::exp(logw[i] - top);
+        den += w;
+        for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - pi[i * pr.depth + l]);
+      }
+      double t = 0, extra = 0;
+      for (std::size_t l = 0; l < pr.depth; ++l) {
+        const double g = pi[j * pr.depth + l] + acc[l] / den, f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
+        t += (y - f) * phi(g - f, p);
+        extra += (y - g) * phi(g - f, p);
+      }
+      term[j] += weight * t;
+      influence[j] += weight * (t + (p - 1) * extra);
+    }
+  }
+  const double mean = std::accumulate(term.begin(), term.end(), 0.0) / static_cast<double>(n);
+  const double mean_if = std::accumulate(influence.begin(), influence.end(), 0.0) / static_cast<double>(n);
+  double var = 0;
+  for (double v : influence) var += (v - mean_if) * (v - mean_if);
+  return {mean, std::sqrt(var / static_cast<double>(n - 1) / static_cast<double>(n))};
+}
+
+std::vector<CalibrationType> types_for(std::size_t k) {
+  if (k == 2) return {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label, CalibrationType::binary};
+  return {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
+}
+
+TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
+  for (std::size_t n : {23, 150})
+    for (std::size_t k : {2, 3, 6}) {
+      const oracle::Data d = testdata::softmax_predictions(n, k, 40 + n + k, 2.0, 1.6);
+      for (CalibrationType type : types_for(k))
+        for (double h : {0.003, 0.05, 1.0})
+          for (double p : {1.0, 1.5, 2.0}) {
+            SCOPED_TRACE(testing::Message() << "n " << n << " K " << k << " " << ecekde::to_string(type) << " h " << h
+                                            << " p " << p);
+            for (int threads : {1, 3})
+              for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{0}}) {
+                // the pilots of the same execution: the block size moves the canonical pilot's top-label
+                // feature by rounding, and the pilot's fit with it
+                const ecekde::EstimateOptions o = options(type, h, p, threads, block);
+                const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
+                const auto [value, se] = plain_crossfit(d, type, h, p, ecekde::detail::crossfit_pilots(in, o));
+                const ecekde::Result r = run(d, o);
+                EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+                EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
+                EXPECT_EQ(r.estimator, ecekde::Estimator::crossfit);
+              }
+          }
+    }
+}
+
+TEST(Crossfit, BitwiseIdenticalForAnyThreadCount) {
+  const oracle::Data d = testdata::softmax_predictions(700, 4, 7, 2.0, 1.5);
+  for (CalibrationType type : types_for(4)) {
+    const ecekde::Result one = run(d, options(type, std::nullopt, 1, 1));
+    for (int threads : {2, 3}) {
+      const ecekde::Result r = run(d, options(type, std::nullopt, 1, threads));
+      EXPECT_EQ(r.ce_pow_p, one.ce_pow_p);
+      EXPECT_EQ(r.standard_error, one.standard_error);
+      EXPECT_EQ(r.bandwidth, one.bandwidth);
+    }
+  }
+}
+
+TEST(Crossfit, InvariantUnderPermutingSamples) {
+  const oracle::Data d = testdata::softmax_predictions(400, 5, 8, 2.0, 1.4);
+  oracle::Data shuffled = d;
+  ecekde::Rng rng(3);
+  std::vector<std::size_t> order(d.n);
+  std::iota(order.begin(), order.end(), 0);
+  for (std::size_t i = d.n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    std::copy_n(&d.f[order[j] * d.k], d.k, &shuffled.f[j * d.k]);
+    shuffled.y[j] = d.y[order[j]];
+  }
+  for (CalibrationType type : types_for(5)) {
+    const ecekde::Result a = run(d, options(type, std::nullopt, 2)), b = run(shuffled, options(type, std::nullopt, 2));
+    EXPECT_EQ(a.bandwidth, b.bandwidth);
+    EXPECT_NEAR(a.ce_pow_p, b.ce_pow_p, 1e-8 * a.ce_pow_p + 1e-15);
+    EXPECT_NEAR(a.standard_error, b.standard_error, 1e-8 * a.standard_error);
+  }
+}
+
+TEST(Crossfit, IntervalHoldsTheEstimateAndResultsAreFiniteOnHardInputs) {
+  std::vector<oracle::Data> cases;
+  cases.push_back(testdata::softmax_predictions(2, 3, 1));
+  cases.push_back(testdata::softmax_predictions(9, 10, 2));
+  cases.push_back(testdata::softmax_predictions(60, 3, 3, 12.0));  // saturated: many rows one-hot
+  oracle::Data one_class = testdata::softmax_predictions(80, 3, 4);
+  std::fill(one_class.y.begin(), one_class.y.end(), 1);  // classes 0 and 2 never seen
+  cases.push_back(one_class);
+  oracle::Data exact = testdata::softmax_predictions(50, 3, 5);
+  for (std::size_t j = 0; j < 10; ++j) {  // exact zeros and ones, and exact thirds
+    std::fill_n(&exact.f[j * 3], 3, j % 2 ? 1.0 / 3 : 0.0);
+    if (j % 2 == 0) exact.f[j * 3 + j % 3] = 1;
+  }
+  cases.push_back(exact);
+  for (const oracle::Data& d : cases)
+    for (CalibrationType type : types_for(d.k))
+      for (double p : {1.0, 2.0}) {
+        SCOPED_TRACE(testing::Message() << "n " << d.n << " K " << d.k << " " << ecekde::to_string(type) << " p " << p);
+        const ecekde::Result r = run(d, options(type, std::nullopt, p));
+        ASSERT_TRUE(std::isfinite(r.ce) && std::isfinite(r.standard_error)) << r.ce;
+        ASSERT_TRUE(r.ce_interval && r.ce_pow_p_interval);
+        EXPECT_LE(r.ce_interval->lower, r.ce);
+        EXPECT_GE(r.ce_interval->upper, r.ce);
+        EXPECT_LE(r.ce_pow_p_interval->lower, r.ce_pow_p);
+        EXPECT_GE(r.ce_pow_p_interval->upper, r.ce_pow_p);
+        EXPECT_EQ(r.ce_interval->level, 0.95);
+      }
+}
+
+TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
+  const ecekde::Result tiny = run(testdata::softmax_predictions(40, 10, 6), options(CalibrationType::canonical, std::nullopt, 1));
+  ASSERT_FALSE(tiny.warnings.empty());
+  EXPECT_EQ(tiny.warnings[0],
+            "only 40 samples for 10 classes: the recalibration map behind the canonical estimate is poorly determined");
+  oracle::Data rare = testdata::softmax_predictions(300, 3, 7);
+  for (std::size_t j = 0; j < rare.n; ++j)
+    if (rare.y[j] == 2 && j % 10 != 0) rare.y[j] = 0;  // class 2 kept a few times only
+  const std::size_t seen = static_cast<std::size_t>(std::count(rare.y.begin(), rare.y.end(), 2));
+  ASSERT_LT(seen, 10u);
+  const ecekde::Result marginal = run(rare, options(CalibrationType::marginal, std::nullopt, 1));
+  EXPECT_NE(std::find(marginal.warnings.begin(), marginal.warnings.end(),
+                      "class 2 has only " + std::to_string(seen) + " positives: its calibration error is poorly determined"),
+            marginal.warnings.end());
+  const ecekde::Result fine = run(testdata::softmax_predictions(2000, 3, 8), options(CalibrationType::canonical, std::nullopt, 1));
+  EXPECT_TRUE(fine.warnings.empty());
+}
+
+TEST(Crossfit, OptionErrors) {
+  const oracle::Data d = testdata::softmax_predictions(30, 3, 9);
+  ecekde::EstimateOptions o = options(CalibrationType::canonical, std::nullopt, 2);
+  o.form = ecekde::KdeForm::debiased;
+  EXPECT_THROW_MSG(run(d, o), "form debiased belongs to the paper's estimator: use estimator paper");
+  o = options(CalibrationType::canonical, std::nullopt, 1);
+  o.level = 1;
+  EXPECT_THROW_MSG(run(d, o), "level must be in (0, 1), got 1");
+  EXPECT_THROW_MSG(ecekde::parse_estimator("fast"), "unknown estimator 'fast' (expected crossfit or paper)");
+  EXPECT_EQ(ecekde::parse_estimator(ecekde::to_string(ecekde::Estimator::paper)), ecekde::Estimator::paper);
+  EXPECT_NEAR(ecekde::detail::normal_quantile(0.95), 1.959963984540054, 1e-12);
+}
+
+}  // namespace
