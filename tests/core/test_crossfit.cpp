@@ -81,7 +81,8 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
   return out;
 }
 
-// The estimate's raw value (before clamping at 0) and its standard error, from the formula.
+// The estimate's raw value (before clamping at 0) and its standard error, from the formula:
+// g_j = pi_j + soft(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j).
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
                                          const std::vector<std::vector<double>>& pilots) {
   const std::size_t n = d.n;
@@ -97,17 +98,21 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
                               : oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
       logw[j] = -INFINITY;
       const double top = *std::max_element(logw.begin(), logw.end());
-      double den = 0;
+      double den = 0, squares = 0;
       std::vector<double> acc(pr.depth, 0.0);
       for (std::size_t i = 0; i < n; ++i) {
         if (i == j) continue;
         const double w = std::exp(logw[i] - top);
         den += w;
+        squares += w * w;
         for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - pi[i * pr.depth + l]);
       }
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
-        const double g = pi[j * pr.depth + l] + acc[l] / den, f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
+        // the correction, soft-thresholded at its noise level sqrt(pi (1 - pi) / N), N = den^2 / squares
+        const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
+        const double kept = std::max(std::fabs(delta) - std::sqrt(p0 * (1 - p0) * squares / (den * den)), 0.0);
+        const double g = p0 + std::copysign(kept, delta), f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
         t += (y - f) * phi(g - f, p);
         extra += (y - g) * phi(g - f, p);
       }

@@ -1,0 +1,138 @@
+// The default (crossfit) estimator against ground truth on the synthetic zoo (research/zoo.hpp), whose
+// truths come from the models' closed-form calibration maps, never from an estimator under test. Fixed
+// seeds; the full study with more data sets, n and K is experiments/accuracy (docs/validation.md, Section 7).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ecekde/estimate.hpp"
+#include "ecekde/synthetic.hpp"
+#include "zoo.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+using ecekde::research::ZooModel;
+
+constexpr std::size_t kN = 3000, kSets = 4;
+
+ecekde::Result crossfit(const ecekde::research::ZooData& d, CalibrationType type, double p) {
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.p = p;
+  return ecekde::estimate(d.probs_view(), d.labels_view(), o);
+}
+
+double truth_of(const ecekde::research::ZooTruth& t, CalibrationType type) {
+  return type == CalibrationType::canonical ? t.canonical : type == CalibrationType::marginal ? t.marginal : t.top_label;
+}
+
+// The zoo's Monte Carlo truths against the exact truths of the paper's Section 4 model (quadrature of the
+// conditional expectations: synthetic_ground_truth), computed by a different method.
+TEST(ZooTruth, AgreesWithTheExactTruthOfThePapersModel) {
+  const ZooModel m = ecekde::research::model_named("paper-section4", 4);
+  const auto zoo = ecekde::research::truth(m, {1.0, 2.0}, 1 << 20);
+  for (const auto& t : zoo) {
+    ecekde::GroundTruthOptions o;
+    o.p = t.p;
+    const ecekde::GroundTruth exact = ecekde::synthetic_ground_truth({4, 0.6, 0.6}, o);
+    EXPECT_NEAR(t.canonical, exact.canonical.value, 5 * t.canonical_standard_error + 4 * exact.canonical.standard_error);
+    EXPECT_NEAR(t.marginal, exact.marginal.value, 0.01 * exact.marginal.value);
+    EXPECT_NEAR(t.top_label, exact.top_label.value, 0.01 * exact.top_label.value);
+  }
+}
+
+struct Case {
+  std::string model;
+  std::size_t k;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.model + "_K" + std::to_string(info.param.k);
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
+class Accuracy : public testing::TestWithParam<Case> {};
+
+// The mean over data sets is within 10% of the truth for canonical and marginal CE_1 and CE_2 (top-label:
+// 15%), unless the data cannot resolve that: the tolerance is at least 2.5 standard errors of the mean
+// (the estimates' own standard errors; at n = 3000 a single CE_1 estimate has a standard error of about
+// 0.017 at K = 10, near the efficiency bound). Calibrated models (truth 0) read CE_1 <= 0.03 and CE_2 <=
+// 0.02 at K = 10 (the bounds) or 0.03 at K = 3 (CE_2 is the root of a quantity centred at 0, so
+// its noise floor is the root of a standard error, larger at small K).
+// Three models of the zoo fall short of 10%, and the test holds them to what was measured, so that a
+// regression still fails (docs/validation.md, Section 7.4, says why): the non-monotone wiggle at K = 10,
+// the full-matrix confusion at K = 10 (canonical), and the marginal view of the top-class-only map.
+double known_shortfall(const std::string& model, std::size_t k, CalibrationType type) {
+  if (model == "wiggle" && k == 10) return type == CalibrationType::top_label ? 0.15 : 0.60;
+  if (model == "confusion" && k == 10 && type == CalibrationType::canonical) return 0.20;
+  if (model == "top-class-only" && type == CalibrationType::marginal) return 0.20;
+  return 0;
+}
+
+TEST_P(Accuracy, MeanEstimateIsCloseToTheTruth) {
+  const ZooModel m = ecekde::research::model_named(GetParam().model, GetParam().k);
+  const auto truths = ecekde::research::truth(m, {1.0, 2.0}, 1 << 18);
+  std::vector<ecekde::research::ZooData> sets;
+  // seeds of their own per model, so that models do not share their label noise
+  std::uint64_t base = 1469598103934665603ULL ^ m.k;  // FNV-1a of the name: the same on every platform
+  for (char c : m.name) base = (base ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  for (std::size_t s = 0; s < kSets; ++s) sets.push_back(ecekde::research::sample(m, kN, base + s));
+  for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+    for (const auto& t : truths) {
+      const double truth = std::pow(truth_of(t, type), 1 / t.p);
+      double mean = 0, se = 0;
+      for (const auto& d : sets) {
+        const ecekde::Result r = crossfit(d, type, t.p);
+        mean += r.ce / kSets;
+        // the standard error of CE_p from that of CE_p^p (delta method; at 0, the interval's width)
+        se += (r.ce > 0 ? r.standard_error / (t.p * std::pow(r.ce, t.p - 1)) : r.ce_interval->upper / 2) / kSets;
+      }
+      const double resolution = 2.5 * se / std::sqrt(static_cast<double>(kSets));
+      SCOPED_TRACE(testing::Message() << ecekde::to_string(type) << " CE_" << t.p << ": truth " << truth << ", mean "
+                                      << mean << ", resolution " << resolution);
+      if (truth < 1e-9) {  // calibrated (the 1-D truths carry rounding of order 1e-20)
+        EXPECT_LE(mean, t.p == 1 || m.k < 10 ? 0.03 : 0.02);
+      } else {
+        const double relative = std::max(type == CalibrationType::top_label ? 0.15 : 0.10, known_shortfall(m.name, m.k, type));
+        EXPECT_NEAR(mean, truth, std::max(relative * truth, resolution));
+      }
+    }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (std::size_t k : {3, 10})
+    for (const ZooModel& m : ecekde::research::family(k)) out.push_back({m.name, k});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, Accuracy, testing::ValuesIn(cases()), case_name);
+
+// The 95% intervals cover the truth in at least 90% of data sets (n = 1000, K = 3), over a calibrated and
+// two miscalibrated models, every type, p = 1 and 2.
+TEST(Coverage, IntervalsCoverTheTruth) {
+  std::size_t covered = 0, total = 0;
+  for (const char* name : {"calibrated-logits", "peaked-overconfident", "class-bias"}) {
+    const ZooModel m = ecekde::research::model_named(name, 3);
+    const auto truths = ecekde::research::truth(m, {1.0, 2.0}, 1 << 18);
+    for (std::size_t s = 0; s < 40; ++s) {
+      const auto d = ecekde::research::sample(m, 1000, 5000 + s);
+      for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+        for (const auto& t : truths) {
+          const ecekde::Result r = crossfit(d, type, t.p);
+          const double truth = std::pow(truth_of(t, type), 1 / t.p);
+          covered += r.ce_interval->lower <= truth && truth <= r.ce_interval->upper;
+          ++total;
+        }
+    }
+  }
+  EXPECT_GE(static_cast<double>(covered) / static_cast<double>(total), 0.90) << covered << " of " << total;
+}
+
+}  // namespace
