@@ -58,6 +58,7 @@ const Predictions& data(std::size_t n, std::size_t k) {
 
 ecekde::EstimateOptions options(ecekde::CalibrationType type, int threads) {
   ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;  // the throughput of the paper's sweep at a fixed h
   o.type = type;
   o.bandwidth = 0.01;
   o.execution.threads = threads;
@@ -74,6 +75,20 @@ void report(benchmark::State& state, double pairs_per_iteration, const bench::He
 void BM_Estimate(benchmark::State& state, ecekde::CalibrationType type) {
   const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
   const auto o = options(type, static_cast<int>(state.range(2)));
+  const bench::HeapWatch heap;
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
+  const double problems = type == ecekde::CalibrationType::marginal ? static_cast<double>(d.k) : 1.0;
+  report(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
+}
+
+// One whole estimate with the automatic bandwidth (selection included), by estimator: the cost of the
+// default (crossfit) against the paper's (the "trustworthy numbers" issue: at most 3x at K = 10).
+void BM_EstimatorCost(benchmark::State& state, ecekde::Estimator estimator, ecekde::CalibrationType type) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  ecekde::EstimateOptions o;
+  o.estimator = estimator;
+  o.type = type;
+  o.execution.threads = static_cast<int>(state.range(2));
   const bench::HeapWatch heap;
   for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
   const double problems = type == ecekde::CalibrationType::marginal ? static_cast<double>(d.k) : 1.0;
@@ -157,3 +172,12 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 }
+// The default estimator's cost against the paper's, automatic bandwidth, K = 10, 2 threads.
+BENCHMARK_CAPTURE(BM_EstimatorCost, crossfit_canonical, ecekde::Estimator::crossfit, ecekde::CalibrationType::canonical)
+    ->Args({10000, 10, 2})->Args({100000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_EstimatorCost, paper_canonical, ecekde::Estimator::paper, ecekde::CalibrationType::canonical)
+    ->Args({10000, 10, 2})->Args({100000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_EstimatorCost, crossfit_marginal, ecekde::Estimator::crossfit, ecekde::CalibrationType::marginal)
+    ->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_EstimatorCost, paper_marginal, ecekde::Estimator::paper, ecekde::CalibrationType::marginal)
+    ->Args({10000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();

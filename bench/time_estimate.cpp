@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   try {
     const auto pred = ecekde::io::read_predictions(argv[1], argv[2]);
     ecekde::EstimateOptions o;
+    o.estimator = ecekde::Estimator::paper;  // compared with a direct implementation of the paper's formula
     o.bandwidth = std::stod(argv[3]);
     o.execution.threads = std::stoi(argv[4]);
     const int repeats = std::max(1, std::stoi(argv[5]));
