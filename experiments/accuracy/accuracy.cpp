@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "convergence" && argc > 4) {
     const std::size_t sets = std::stoul(argv[2]), k = std::stoul(argv[3]);
-    for (const char* name : {"peaked-overconfident", "top-class-only", "class-bias", "calibrated-peaked"})
+    for (const char* name : {"peaked-overconfident", "top-class-only", "calibrated-peaked"})
       for (std::size_t n : numbers(argc, argv, 4))
         for (std::size_t s = 0; s < sets; ++s) {
           const ZooModel m = research::model_named(name, k);

@@ -7,8 +7,8 @@ bin=build/experiments/accuracy/ecekde_accuracy
 out=experiments/accuracy/results
 mkdir -p "$out"
 $bin truth 3 5 10 > "$out/truth.csv"
-$bin table 3000 4 3 5 10 > "$out/table.csv"
+$bin table 3000 3 3 5 10 > "$out/table.csv"
 $bin coverage 40 1000 3 10 > "$out/coverage_1000.csv"
-$bin coverage 20 3000 3 10 > "$out/coverage_3000.csv"
+$bin coverage 10 3000 3 10 > "$out/coverage_3000.csv"
 $bin convergence 2 10 300 1000 3000 10000 30000 > "$out/convergence.csv"
 /usr/bin/python3 experiments/accuracy/summarize.py "$out"
