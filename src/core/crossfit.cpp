@@ -162,7 +162,10 @@ void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<st
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s).
-LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline) {
+LogitDesign beta_design(const LabelledPoints& lp) {
+  std::vector<double> t(lp.points.n);
+  for (std::size_t j = 0; j < lp.points.n; ++j) t[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
+  auto spline = std::make_shared<const LogitSpline>(std::move(t));
   LogitDesign d;
   d.L = 2;
   d.D = 3 + LogitSpline::kFunctions;
@@ -170,19 +173,13 @@ LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpl
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
     offset[0] = safe_log(r, kLogFloor);
     offset[1] = safe_log(s, kLogFloor);
-    std::fill_n(x, D, 0.0);
+    std::fill_n(x, D, 0.0);  // class 0: no features
     x[D] = safe_log(s, kFeatureFloor);
     x[D + 1] = safe_log(r, kFeatureFloor);
     x[D + 2] = 1;
     spline->basis(logit(s, r), x + D + 3);
   };
   return d;
-}
-
-LogitDesign beta_design(const LabelledPoints& lp) {
-  std::vector<double> t(lp.points.n);
-  for (std::size_t j = 0; j < lp.points.n; ++j) t[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
-  return beta_design(lp, std::make_shared<const LogitSpline>(std::move(t)));
 }
 
 // The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
