@@ -98,11 +98,13 @@ double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 
 // Each input row's fold, from a hash of the row's probabilities and label: the assignment does not depend
 // on the order of the rows (permuting samples permutes the folds with them), and copies share a fold.
+// With two columns only the last is hashed, so that [1 - p, p] and the one column p share their folds.
 std::vector<std::size_t> folds_of(const Predictions& pred) {
   std::vector<std::size_t> fold(pred.n);
+  const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {
     std::uint64_t h = 0x63726f7373666974ULL ^ static_cast<std::uint64_t>(pred.y[j]);
-    for (std::size_t c = 0; c < pred.k; ++c) {
+    for (std::size_t c = first; c < pred.k; ++c) {
       std::uint64_t bits;
       std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
       h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)

@@ -189,6 +189,20 @@ TEST(Crossfit, InvariantUnderPermutingSamples) {
   }
 }
 
+TEST(Crossfit, OneColumnAndTwoColumnBinaryInputAgree) {
+  const oracle::Data one = testdata::binary_predictions(400, 12, 1.4);
+  oracle::Data two = one;
+  two.k = 2;
+  two.f.clear();
+  for (double p : one.f) two.f.insert(two.f.end(), {1 - p, p});
+  for (double p : {1.0, 2.0}) {
+    const ecekde::Result a = run(one, options(CalibrationType::binary, std::nullopt, p));
+    const ecekde::Result b = run(two, options(CalibrationType::binary, std::nullopt, p));
+    EXPECT_NEAR(a.ce_pow_p, b.ce_pow_p, 1e-12 * a.ce_pow_p);
+    EXPECT_NEAR(a.standard_error, b.standard_error, 1e-12 * a.standard_error);
+  }
+}
+
 TEST(Crossfit, IntervalHoldsTheEstimateAndResultsAreFiniteOnHardInputs) {
   std::vector<oracle::Data> cases;
   cases.push_back(testdata::softmax_predictions(2, 3, 1));
