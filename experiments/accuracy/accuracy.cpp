@@ -63,6 +63,17 @@ std::vector<std::size_t> numbers(int argc, char** argv, int from) {
 
 constexpr CalibrationType kTypes[] = {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
 
+// Calls run(data, prefix) for data set s = 0 .. sets - 1 (seed 1000 + s) of every zoo model at each K, with
+// the CSV prefix "k,model,n,set".
+template <class Run>
+void for_each_data_set(const std::vector<std::size_t>& ks, std::size_t n, std::size_t sets, Run run) {
+  for (std::size_t k : ks)
+    for (const ZooModel& m : research::family(k))
+      for (std::size_t s = 0; s < sets; ++s)
+        run(research::sample(m, n, 1000 + s),
+            std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,21 +91,17 @@ int main(int argc, char** argv) {
   std::printf("k,model,n,set,type,p,estimator,ce,lower,upper,bandwidth,seconds\n");
   if (mode == "table" && argc > 4) {
     const std::size_t n = std::stoul(argv[2]), sets = std::stoul(argv[3]);
-    for (std::size_t k : numbers(argc, argv, 4))
-      for (const ZooModel& m : research::family(k))
-        for (std::size_t s = 0; s < sets; ++s) {
-          const research::ZooData d = research::sample(m, n, 1000 + s);
-          const std::string prefix = std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s);
-          for (CalibrationType t : kTypes)
-            for (double p : {1.0, 2.0}) {
-              kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
-              kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "paper", out, prefix);
-              kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::plug_in, "loo-regression", out, prefix);
-              if (p == 2)
-                kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::debiased, "debiased", out, prefix);
-              binned(d, t, p, out, prefix);
-            }
+    for_each_data_set(numbers(argc, argv, 4), n, sets, [&](const research::ZooData& d, const std::string& prefix) {
+      for (CalibrationType t : kTypes)
+        for (double p : {1.0, 2.0}) {
+          kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
+          kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "paper", out, prefix);
+          kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::plug_in, "loo-regression", out, prefix);
+          if (p == 2)
+            kde(d, t, p, ecekde::Estimator::paper, BandwidthCriterion::loo_regression, KdeForm::debiased, "debiased", out, prefix);
+          binned(d, t, p, out, prefix);
         }
+    });
     return 0;
   }
   if (mode == "convergence" && argc > 4) {
@@ -116,15 +123,11 @@ int main(int argc, char** argv) {
   }
   if (mode == "coverage" && argc > 4) {
     const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
-    for (std::size_t k : numbers(argc, argv, 4))
-      for (const ZooModel& m : research::family(k))
-        for (std::size_t s = 0; s < sets; ++s) {
-          const research::ZooData d = research::sample(m, n, 1000 + s);
-          const std::string prefix = std::to_string(k) + "," + m.name + "," + std::to_string(n) + "," + std::to_string(s);
-          for (CalibrationType t : kTypes)
-            for (double p : {1.0, 2.0})
-              kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
-        }
+    for_each_data_set(numbers(argc, argv, 4), n, sets, [&](const research::ZooData& d, const std::string& prefix) {
+      for (CalibrationType t : kTypes)
+        for (double p : {1.0, 2.0})
+          kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
+    });
     return 0;
   }
   std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K...\n");
