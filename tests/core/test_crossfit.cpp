@@ -117,7 +117,7 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
         extra += (y - g) * phi(g - f, p);
       }
       term[j] += weight * t;
-      influence[j] += weight * (t + (p - 1) * extra);
+      influence[j] += weight * (t + std::max(p - 1, 1.0) * extra);
     }
   }
   const double mean = std::accumulate(term.begin(), term.end(), 0.0) / static_cast<double>(n);
