@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct Case {
   std::string model;
   std::size_t k;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << ", K = " << c.k; }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   std::string name = info.param.model + "_K" + std::to_string(info.param.k);
