@@ -89,7 +89,9 @@ std::string_view to_string(KdeForm form);
 /// Parses the names above (also with '_'); throws Error for anything else.
 KdeForm parse_kde_form(std::string_view name);
 
-/// Which estimator estimate() computes.
+/// Which estimator estimate() computes. Only estimate() reads it: estimate_with_gradient(), bootstrap_kde(),
+/// calibration_test_kde(), kernel_regression() and select_bandwidth() are the paper's estimator whatever it
+/// says, and their results record estimator paper.
 enum class Estimator {
   /// The default: cross-fitted pilot recalibration map, kernel-smoothed residuals, and the identity
   /// CE_p^p = E[(y - f) . sign(E[y|f] - f) |E[y|f] - f|^(p-1)], so that label noise is not counted as
