@@ -143,12 +143,13 @@ if conv:
                 if m != model or not curve:
                     continue
                 x, y = zip(*curve)
+                y = np.maximum(y, 1e-4)  # an RMSE of 0 (estimates clamped at a truth of 0) drawn at the floor
                 ax.loglog(x, y, marker="o" if e == "crossfit" else "x", linestyle="-" if e == "crossfit" else ":",
                           label=f"{e} {typ} CE_{p}")
             ax.set_title(model, fontsize=9)
             ax.set_xlabel("n")
             ax.grid(True, which="both", alpha=0.3)
-        np.atleast_1d(axes)[0].set_ylabel("RMSE against the truth")
+        np.atleast_1d(axes)[0].set_ylabel("RMSE against the truth (floor 1e-4)")
         np.atleast_1d(axes)[-1].legend(fontsize=6)
         fig.tight_layout()
         fig.savefig(os.path.join(figures, "accuracy_convergence.png"), dpi=110)
