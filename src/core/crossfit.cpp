@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 
 #include "core/logit_fit.hpp"
@@ -239,13 +240,13 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
   lp.points.centre_offsets(h, offsets);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l) vt[l * n + i] = pr.target(i, l) - pr.pilot[i * depth + l];
+  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
   Corrected out;
+  out.self = subset.self;
   if (rows.empty()) {
     out.self.resize(n);
-    for (std::size_t j = 0; j < n; ++j) out.self[j] = j;
+    std::iota(out.self.begin(), out.self.end(), std::size_t{0});
   }
-  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  if (!rows.empty()) out.self = subset.self;
   const std::size_t R = out.self.size();
   out.g.resize(R * depth);
   out.neighbours.resize(R);
@@ -306,7 +307,6 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   fit.selection.grid = grid;
   fit.selection.rows = rows.size();
   std::size_t best = 0;
-  std::vector<std::vector<Corrected>> kept;  // all rows: each bandwidth's corrections, to keep the best
   for (std::size_t b = 0; b < grid.size(); ++b) {
     double score = 0;
     std::vector<Corrected> at_h;
