@@ -11,12 +11,14 @@ void register_estimate(CLI::App& app);
 void register_report(CLI::App& app);
 void register_fit_temperature(CLI::App& app);
 void register_synth(CLI::App& app);
+void register_options(CLI::App& app);
 
 inline constexpr void (*kCommands[])(CLI::App&) = {
     register_estimate,
     register_report,
     register_fit_temperature,
     register_synth,
+    register_options,
 };
 
 }  // namespace ecekde::cli

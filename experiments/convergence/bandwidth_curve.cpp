@@ -25,7 +25,7 @@ int run(const study::Arguments& args) {
   const auto queries = static_cast<std::size_t>(args.number("queries", 4000));
   const auto seed = static_cast<std::uint64_t>(args.number("seed", 7));
   const ecekde::SyntheticModel model{k, 0.6, args.number("t2", 0.6)};
-  const auto type = ecekde::parse_calibration_type(args.text("type", "canonical"));
+  const auto type = ecekde::parse_name<ecekde::CalibrationType>(args.text("type", "canonical"));
   if (type != ecekde::CalibrationType::canonical) ecekde::fail("only --type canonical is implemented");
   ecekde::ExecutionOptions execution;
   execution.threads = static_cast<int>(args.number("threads", 0));

@@ -51,7 +51,7 @@ int run(const study::Arguments& args) {
   const auto selection_rows = static_cast<std::size_t>(args.number("selection-rows", 4000));
   const std::string dir = args.text("out-dir", ".");
   std::vector<ecekde::CalibrationType> types;
-  for (const auto& t : args.words("types", "canonical,marginal,top-label")) types.push_back(ecekde::parse_calibration_type(t));
+  for (const auto& t : args.words("types", "canonical,marginal,top-label")) types.push_back(ecekde::parse_name<ecekde::CalibrationType>(t));
 
   const std::string estimates_path = dir + "/estimates.csv";
   const std::set<Key> done = done_in(estimates_path);

@@ -106,7 +106,7 @@ int run(const study::Arguments& args) {
   const int threads = static_cast<int>(args.number("threads", 0));
   const std::string dir = args.text("out-dir", ".");
   std::vector<ecekde::CalibrationType> types;
-  for (const auto& t : args.words("types", "canonical,top-label")) types.push_back(ecekde::parse_calibration_type(t));
+  for (const auto& t : args.words("types", "canonical,top-label")) types.push_back(ecekde::parse_name<ecekde::CalibrationType>(t));
 
   const ecekde::SyntheticModel model{k, 0.6, 0.6};
   ecekde::GroundTruthOptions go;

@@ -85,7 +85,7 @@ int run(const study::Arguments& args) {
   const auto seed = static_cast<std::uint64_t>(args.number("seed", 1));
   const int threads = static_cast<int>(args.number("threads", 0));
   std::vector<ecekde::CalibrationType> types;
-  for (const auto& t : args.words("types", "canonical,marginal,top-label")) types.push_back(ecekde::parse_calibration_type(t));
+  for (const auto& t : args.words("types", "canonical,marginal,top-label")) types.push_back(ecekde::parse_name<ecekde::CalibrationType>(t));
 
   std::ofstream out(args.text("out-dir", ".") + "/" + name + ".csv");
   out.precision(10);

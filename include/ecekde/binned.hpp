@@ -34,14 +34,20 @@ enum class BinnedForm {
   debiased,
 };
 
-/// "equal-width", "equal-mass".
-std::string_view to_string(Binning binning);
-/// Parses the names above (also with '_'); throws Error for anything else.
-Binning parse_binning(std::string_view name);
-/// "per-bin", "per-sample", "debiased".
-std::string_view to_string(BinnedForm form);
-/// Parses the names above (also with '_'); throws Error for anything else.
-BinnedForm parse_binned_form(std::string_view name);
+template <>
+struct EnumNames<Binning> {
+  static constexpr std::string_view what = "binning";
+  static constexpr std::pair<Binning, std::string_view> names[] = {{Binning::equal_width, "equal-width"},
+                                                                   {Binning::equal_mass, "equal-mass"}};
+};
+
+template <>
+struct EnumNames<BinnedForm> {
+  static constexpr std::string_view what = "binned form";
+  static constexpr std::pair<BinnedForm, std::string_view> names[] = {{BinnedForm::per_bin, "per-bin"},
+                                                                      {BinnedForm::per_sample, "per-sample"},
+                                                                      {BinnedForm::debiased, "debiased"}};
+};
 
 /// Options of binned_calibration_error().
 struct BinnedOptions {

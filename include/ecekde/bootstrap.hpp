@@ -24,8 +24,12 @@ enum class BootstrapCopies {
   plain,
 };
 
-std::string_view to_string(BootstrapCopies copies);       ///< "leave-copies-out", "plain"
-BootstrapCopies parse_bootstrap_copies(std::string_view);  ///< throws Error on anything else
+template <>
+struct EnumNames<BootstrapCopies> {
+  static constexpr std::string_view what = "bootstrap copies convention";
+  static constexpr std::pair<BootstrapCopies, std::string_view> names[] = {
+      {BootstrapCopies::leave_copies_out, "leave-copies-out"}, {BootstrapCopies::plain, "plain"}};
+};
 
 struct BootstrapOptions {
   std::size_t replicates = 100;  ///< B

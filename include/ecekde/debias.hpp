@@ -6,6 +6,7 @@
 #include <span>
 
 #include "ecekde/data.hpp"
+#include "ecekde/names.hpp"
 
 namespace ecekde {
 
@@ -38,6 +39,13 @@ enum class RatioDebiasing {
   /// Every O(1/n) and O(1/n^2) bias term removed, including the cross terms the paper's scheme leaves
   /// out (docs/validation.md). Bias O(1/n^3). Divides only by estimates of powers of mu_X.
   complete,
+};
+
+template <>
+struct EnumNames<RatioDebiasing> {
+  static constexpr std::string_view what = "debiasing";
+  static constexpr std::pair<RatioDebiasing, std::string_view> names[] = {
+      {RatioDebiasing::none, "none"}, {RatioDebiasing::paper, "paper"}, {RatioDebiasing::complete, "complete"}};
 };
 
 /// mu_Y / mu_X from i.i.d. pairs (x_i, y_i): ybar / xbar, corrected as asked. The expansion behind the

@@ -10,6 +10,8 @@
 #include "ecekde/io.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/mmce.hpp"
+#include "ecekde/names.hpp"
+#include "ecekde/options.hpp"
 #include "ecekde/parameters.hpp"
 #include "ecekde/random.hpp"
 #include "ecekde/synthetic.hpp"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ecekde/data.hpp"
+#include "ecekde/names.hpp"
 
 namespace ecekde {
 
@@ -19,10 +20,15 @@ enum class CalibrationType {
   binary,     ///< one column P(y = 1) with 0/1 labels; both classes counted (2x the one-column value)
 };
 
-/// "canonical", "marginal", "top-label", "binary".
-std::string_view to_string(CalibrationType type);
-/// Parses the names above (also "top_label"); throws Error for anything else.
-CalibrationType parse_calibration_type(std::string_view name);
+template <>
+struct EnumNames<CalibrationType> {
+  static constexpr std::string_view what = "calibration type";
+  static constexpr std::pair<CalibrationType, std::string_view> names[] = {
+      {CalibrationType::canonical, "canonical"},
+      {CalibrationType::marginal, "marginal"},
+      {CalibrationType::top_label, "top-label"},
+      {CalibrationType::binary, "binary"}};
+};
 
 /// How the automatic bandwidth is scored.
 enum class BandwidthCriterion {
@@ -42,10 +48,14 @@ enum class BandwidthCriterion {
   loo_regression,
 };
 
-/// "loo-likelihood", "reference", "loo-regression".
-std::string_view to_string(BandwidthCriterion criterion);
-/// Parses the names above (also with '_'); throws Error for anything else.
-BandwidthCriterion parse_bandwidth_criterion(std::string_view name);
+template <>
+struct EnumNames<BandwidthCriterion> {
+  static constexpr std::string_view what = "bandwidth criterion";
+  static constexpr std::pair<BandwidthCriterion, std::string_view> names[] = {
+      {BandwidthCriterion::loo_likelihood, "loo-likelihood"},
+      {BandwidthCriterion::reference, "reference"},
+      {BandwidthCriterion::loo_regression, "loo-regression"}};
+};
 
 /// How the computation is run. None of these change the result beyond rounding (see README).
 struct ExecutionOptions {
@@ -84,10 +94,12 @@ enum class KdeForm {
   debiased,
 };
 
-/// "plug-in", "debiased".
-std::string_view to_string(KdeForm form);
-/// Parses the names above (also with '_'); throws Error for anything else.
-KdeForm parse_kde_form(std::string_view name);
+template <>
+struct EnumNames<KdeForm> {
+  static constexpr std::string_view what = "estimate form";
+  static constexpr std::pair<KdeForm, std::string_view> names[] = {{KdeForm::plug_in, "plug-in"},
+                                                                   {KdeForm::debiased, "debiased"}};
+};
 
 /// Which estimator estimate() computes. Only estimate() reads it: estimate_with_gradient(), bootstrap_kde(),
 /// calibration_test_kde(), kernel_regression() and select_bandwidth() are the paper's estimator whatever it
@@ -102,10 +114,12 @@ enum class Estimator {
   paper,
 };
 
-/// "crossfit", "paper".
-std::string_view to_string(Estimator estimator);
-/// Parses the names above; throws Error for anything else.
-Estimator parse_estimator(std::string_view name);
+template <>
+struct EnumNames<Estimator> {
+  static constexpr std::string_view what = "estimator";
+  static constexpr std::pair<Estimator, std::string_view> names[] = {{Estimator::crossfit, "crossfit"},
+                                                                     {Estimator::paper, "paper"}};
+};
 
 /// Options of estimate().
 struct EstimateOptions {
@@ -118,6 +132,7 @@ struct EstimateOptions {
   ExecutionOptions execution;
   KdeForm form = KdeForm::plug_in;   ///< how each row's error is formed (plug_in: the paper's)
   double level = 0.95;               ///< crossfit: probability of the interval around the estimate
+  std::size_t folds = 5;             ///< crossfit: folds of the cross-fitted pilot (>= 2)
 };
 
 /// A confidence interval of an estimate.

@@ -62,6 +62,35 @@ from ._ecekde import (  # noqa: F401
     unbiased_third_comoment,
 )
 
+
+
+def _with_signature(name):
+    """The extension's function `name`, which takes its options as keywords (**kwargs), with the signature
+    of its option table (ecekde::options) so that help() and inspect show every option and its default."""
+    import functools
+    import inspect
+
+    native = getattr(_ecekde, name)
+    positional = {"kernel_regression": ("probs", "labels", "queries")}.get(name, ("probs", "labels"))
+    parameters = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in positional]
+    if name == "select_bandwidth":
+        parameters[1] = parameters[1].replace(default=None)
+    parameters += [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"])
+                   for o in _ecekde._options(name)]
+
+    @functools.wraps(native)
+    def call(*args, **kwargs):
+        return native(*args, **kwargs)
+
+    call.__signature__ = inspect.Signature(parameters)
+    call.__doc__ = native.__doc__.split("\n\n", 1)[1]  # without pybind11's (**kwargs) signature line
+    call.__module__ = __name__
+    return call
+
+
+for _name in _ecekde._option_functions:
+    globals()[_name] = _with_signature(_name)
+
 for _name in dir(_ecekde):  # show the classes as ecekde.Result, ecekde.Error, ...
     if isinstance(getattr(_ecekde, _name), type):
         getattr(_ecekde, _name).__module__ = __name__

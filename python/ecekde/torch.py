@@ -25,7 +25,8 @@ from ._ecekde import Error
 
 __all__ = ["calibration_error", "CalibrationError", "backend"]
 
-_DEFAULTS = _ecekde._estimate_defaults()  # EstimateOptions{}: the defaults the CLI and ecekde.estimate use
+# The defaults of the library's option table (EstimateOptions{}), as the CLI and ecekde.estimate use them.
+_DEFAULTS = {option["name"]: option["default"] for option in _ecekde._options("estimate_with_gradient")}
 _LIBRARY_NAME = "libecekde_torch.so"
 
 

@@ -19,8 +19,10 @@ inline pybind11::arg arg(const parameters::Parameter& p) { return pybind11::arg(
 /// One documented argument: a table entry, with a note on its Python form appended when not empty.
 struct ArgDoc {
   ArgDoc(const parameters::Parameter& p, std::string_view note = {}) : name(p.name), help(p.help), note(note) {}
-  ArgDoc(std::string_view name, std::string_view help) : name(name), help(help) {}
-  std::string_view name, help, note;
+  ArgDoc(std::string_view name, std::string_view help, std::string note = {})
+      : name(name), help(help), note(std::move(note)) {}
+  std::string_view name, help;
+  std::string note;
 };
 
 /// "summary\n\nArgs:\n    name: help. note\n...\nReturns:\n    returns"
@@ -29,7 +31,7 @@ inline std::string docstring(std::string_view summary, const std::vector<ArgDoc>
   doc += "\n\nArgs:\n";
   for (const ArgDoc& a : args) {
     doc += "    " + std::string(a.name) + ": " + std::string(a.help);
-    if (!a.note.empty()) doc += "; " + std::string(a.note);
+    if (!a.note.empty()) doc += "; " + a.note;
     doc += ".\n";
   }
   doc += "\nReturns:\n    " + std::string(returns) + "\n";

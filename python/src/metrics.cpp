@@ -26,12 +26,12 @@ void register_metrics(py::module_& m) {
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         BinnedOptions o;
-        o.type = parse_calibration_type(type);
+        o.type = parse_name<CalibrationType>(type);
         o.p = p;
         o.maximum = maximum;
-        o.binning = parse_binning(binning);
+        o.binning = parse_name<Binning>(binning);
         o.bins = bins;
-        if (form) o.form = parse_binned_form(*form);
+        if (form) o.form = parse_name<BinnedForm>(*form);
         o.renormalize = renormalize;
         py::gil_scoped_release nogil;
         return binned_calibration_error(probs_in.view, labels_in.view, o);

@@ -24,14 +24,6 @@ std::span<const double> span_of(const Values& x) {
   return {x.data(), static_cast<std::size_t>(x.size())};
 }
 
-// The names of RatioDebiasing (the core has no parser for them).
-RatioDebiasing parse_debiasing(std::string_view name) {
-  if (name == "none") return RatioDebiasing::none;
-  if (name == "paper") return RatioDebiasing::paper;
-  if (name == "complete") return RatioDebiasing::complete;
-  fail("unknown debiasing '" + std::string(name) + "' (expected none, paper or complete)");
-}
-
 SyntheticModel model_of(std::size_t classes, double t1, double t2) {
   return {.classes = classes, .t1 = t1, .t2 = t2};
 }
@@ -115,13 +107,13 @@ void register_stats(py::module_& m) {
   m.def(
       "ratio_of_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
-        return ratio_of_means(span_of(x), span_of(y), parse_debiasing(debiasing));
+        return ratio_of_means(span_of(x), span_of(y), parse_name<RatioDebiasing>(debiasing));
       },
       ratio_doc.c_str(), py::arg("x"), py::arg("y"), py::kw_only(), arg(param::debiasing) = "none");
   m.def(
       "ratio_of_squared_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
-        return ratio_of_squared_means(span_of(x), span_of(y), parse_debiasing(debiasing));
+        return ratio_of_squared_means(span_of(x), span_of(y), parse_name<RatioDebiasing>(debiasing));
       },
       docstring("mu_Y^2 / mu_X^2 from i.i.d. pairs (x_i, y_i), bias-corrected as asked "
                 "(ecekde::ratio_of_squared_means).",
@@ -134,7 +126,7 @@ void register_stats(py::module_& m) {
       "sharpness_at",
       [](const Values& kernel, py::object labels, std::string_view debiasing) {
         const LabelsInput labels_in = labels_input(labels);
-        return sharpness_at(span_of(kernel), labels_in.view, parse_debiasing(debiasing));
+        return sharpness_at(span_of(kernel), labels_in.view, parse_name<RatioDebiasing>(debiasing));
       },
       docstring("One summand of the paper's Eq. 7: the estimate of E[y | f(x)]^2 at a location f_j from the "
                 "kernel values k(f_j; f_i) and binary labels of the other samples (ecekde::sharpness_at).",

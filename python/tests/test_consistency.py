@@ -1,6 +1,7 @@
 """One set of numbers across the front ends: the C++ API (cpp_reference.cpp), the CLI (ecekde estimate
 --json) and Python give identical results on the same NPY and CSV files; bad input gives the same message;
-the CLI and Python share their parameters' names, defaults and help texts (include/ecekde/parameters.hpp)."""
+every option of the library's option tables (include/ecekde/options.hpp) is the same option in each."""
+import inspect
 import json
 import os
 import re
@@ -20,7 +21,8 @@ def cli(*args, ok=True):
     if not CLI:
         pytest.fail("ECEKDE_CLI is not set (run the tests through ctest)")
     done = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
-    assert (done.returncode == 0) == ok, done.stderr
+    if ok is not None:
+        assert (done.returncode == 0) == ok, done.stderr
     return done
 
 
@@ -109,22 +111,107 @@ def test_bad_input_gives_the_same_message(tmp_path):
     assert stderr == f"ecekde: error: {info.value}\n"
 
 
-def test_cli_and_python_share_parameter_names_defaults_and_help():
+def flag_args(option, value_text):
+    """The command-line form of setting `option` to the text `value_text`."""
+    name = option["name"].replace("_", "-")
+    if option["flag"]:
+        assert value_text != str(option["default"]).lower(), "a flag's example is the non-default value"
+        return ["--no-" + name] if option["default"] else ["--" + name]
+    return ["--" + name, value_text]
+
+
+def outcome(run):
+    """run()'s value, or the error message it raised."""
+    try:
+        return run()
+    except ecekde.Error as e:
+        return f"error: {e}"
+
+
+def reference_outcome(*args):
+    program = os.environ["ECEKDE_CPP_REFERENCE"]
+    done = subprocess.run([program, *map(str, args)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return done.stderr.strip()
+    return {line.split()[0]: [float.fromhex(v) for v in line.split()[1:]] for line in done.stdout.splitlines()}
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    probs, labels = softmax_predictions(120, 3, seed=34)
+    d = tmp_path_factory.mktemp("options")
+    return probs, labels, save(d, "p.npy", probs), save(d, "l.npy", labels)
+
+
+def test_every_estimate_option_is_the_same_in_the_cli_python_and_cpp(small_files):
+    """Generated from the option table: each option of estimate, set to its example value, gives the same
+    numbers (or the same error) from `ecekde estimate`, ecekde.estimate and the C++ API."""
+    probs, labels, pp, lp = small_files
+    options = ecekde._ecekde._options("estimate")
+    assert {"estimator", "level", "folds", "type", "p", "bandwidth", "threads"} <= {o["name"] for o in options}
+    for option in options:
+        name, example = option["name"], option["example"]
+        assert example != option["default"], name
+        done = cli("estimate", "--probs", pp, "--labels", lp, *flag_args(option, option["example_text"]), "--json",
+                   ok=None)
+        from_python = outcome(lambda: ecekde.estimate(probs, labels, **{name: example}).to_dict())
+        from_cpp = reference_outcome("call", "estimate", pp, lp, f"{name}={option['example_text']}")
+        if done.returncode != 0:
+            assert done.stderr == f"ecekde: {from_python}\n" and from_cpp == from_python, name
+            continue
+        doc = json.loads(done.stdout)
+        assert doc["options"][name] == example, name  # the JSON echoes the option as set
+        (from_cli,) = doc["results"]
+        assert from_cli == from_python, name
+        assert [from_cli["ce_pow_p"], from_cli["ce"], from_cli["bandwidth"], from_cli.get("standard_error", 0.0)] == \
+            [from_cpp["ce_pow_p"][0], from_cpp["ce"][0], from_cpp["bandwidth"][0], from_cpp["standard_error"][0]], name
+
+
+PAPER_FIELDS = {
+    "estimate_with_gradient": lambda r: {"ce_pow_p": [r.result.ce_pow_p], "ce": [r.result.ce],
+                                         "bandwidth": [r.result.bandwidth],
+                                         "grad_ce_pow_p": list(np.asarray(r.grad_ce_pow_p).ravel())},
+    "bootstrap_kde": lambda r: {"ce_pow_p": [r.result.ce_pow_p], "ce": [r.result.ce],
+                                "bandwidth": [r.result.bandwidth], "lower": [r.ce_pow_p.lower],
+                                "upper": [r.ce_pow_p.upper]},
+    "calibration_test_kde": lambda r: {"statistic": [r.statistic], "p_value": [r.p_value]},
+    "select_bandwidth": lambda r: {"chosen": [r.chosen]},
+}
+
+
+@pytest.mark.parametrize("function", sorted(PAPER_FIELDS))
+def test_every_option_of_the_other_entry_points_is_the_same_in_python_and_cpp(small_files, function):
+    """Generated from the option table: each option each function reads, set to its example value, gives
+    the same numbers (or error) from Python and from the C++ API set by name."""
+    probs, labels, pp, lp = small_files
+    fast = {"bandwidth": 0.05} if function != "select_bandwidth" else {}
+    fast.update({"replicates": 10} if function in ("bootstrap_kde", "calibration_test_kde") else {})
+    for option in ecekde._ecekde._options(function):
+        name = option["name"]
+        settings = dict(fast, **{name: option["example"]})
+        from_python = outcome(lambda: getattr(ecekde, function)(probs, labels, **settings))
+        texts = [f"{k}={v if k != name else option['example_text']}" for k, v in settings.items()]
+        from_cpp = reference_outcome("call", function, pp, lp, *texts)
+        if isinstance(from_python, str):
+            assert from_cpp == from_python, (function, name)
+            continue
+        fields = PAPER_FIELDS[function](from_python)
+        assert {k: from_cpp[k] for k in fields} == fields, (function, name)
+
+
+def test_python_signatures_and_cli_help_come_from_the_option_table():
     help_text = cli("estimate", "--help").stdout
-    doc = ecekde.estimate.__doc__
-    defaults = ecekde._ecekde._estimate_defaults()
-    table = ecekde._ecekde._estimate_parameters()
-    assert list(table) == ["type", "p", "bandwidth", "criterion", "grid", "refine", "max_rows", "form",
-                           "renormalize", "threads", "block_size", "isa"]
-    for name, help_line in table.items():
-        assert f"\n    {name}: {help_line}" in doc, name
-        assert help_line in help_text, name
-        flag = "--no-refine" if name == "refine" else "--" + name.replace("_", "-")
+    for function in ecekde._ecekde._option_functions:
+        signature = inspect.signature(getattr(ecekde, function))
+        doc = getattr(ecekde, function).__doc__
+        for option in ecekde._ecekde._options(function):
+            name = option["name"]
+            assert signature.parameters[name].default == option["default"], (function, name)
+            assert f"\n    {name}: {option['help']}" in doc, (function, name)
+    for option in ecekde._ecekde._options("estimate"):
+        assert option["help"] in help_text, option["name"]
+        flag = flag_args(option, "x")[0] if option["flag"] else "--" + option["name"].replace("_", "-")
         assert re.search(rf"^  {flag}\b", help_text, flags=re.M), flag
-    # The defaults the CLI shows are the Python defaults (both come from EstimateOptions{}).
-    shown = dict(re.findall(r"^  --([\w-]+) [\w|]+=(\S+)", help_text, flags=re.M))
-    assert shown["type"] == defaults["type"] and float(shown["p"]) == defaults["p"]
-    assert shown["criterion"] == defaults["criterion"] and int(shown["threads"]) == defaults["threads"]
-    assert int(shown["block-size"]) == defaults["block_size"] and int(shown["max-rows"]) == defaults["max_rows"]
-    assert shown["form"] == defaults["form"]
-    assert shown["bandwidth"] == "auto" and defaults["bandwidth"] is None
+        if option["default"] is not None and not option["flag"] and option["default"] != "":
+            shown = re.search(rf"^  {flag} [\w|]+=(\S+)", help_text, flags=re.M).group(1)
+            assert shown == str(option["default"]).lower() or float(shown) == option["default"], flag

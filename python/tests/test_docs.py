@@ -19,3 +19,11 @@ def test_the_examples_in_docs_python_md_run(tmp_path, monkeypatch, capsys):
     assert "Result(estimator='crossfit', type='canonical'" in out
     assert (tmp_path / "reliability.png").stat().st_size > 10_000
     assert (tmp_path / "simplex.png").stat().st_size > 10_000
+
+
+def test_docs_options_md_is_what_ecekde_options_prints():
+    """docs/options.md is generated from the library's option tables; regenerate it with
+    `build/cli/ecekde options > docs/options.md` after changing an option."""
+    import subprocess
+    printed = subprocess.run([os.environ["ECEKDE_CLI"], "options"], check=True, capture_output=True, text=True).stdout
+    assert (DOC.parent / "options.md").read_text() == printed, "docs/options.md is stale"

@@ -1,6 +1,6 @@
 // The cross-fit estimator. For each kernel problem (canonical: f with labels y; one-dimensional: a score
 // s with 0/1 labels b):
-//   1. a pilot recalibration map pi, a small multinomial logistic model fitted with 5-fold cross-fitting
+//   1. a pilot recalibration map pi, a small multinomial logistic model fitted with k-fold cross-fitting (folds, 5)
 //      (each row's pilot is fitted without its fold): temperature, class biases, a spline in logit f shared
 //      by the classes and the top-label recalibration seen in 1-D (canonical), or Beta calibration with a
 //      spline in logit s (one-dimensional);
@@ -33,7 +33,6 @@ namespace ecekde::detail {
 
 namespace {
 
-constexpr std::size_t kFolds = 5;
 constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (mean log-loss scale)
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
 constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
@@ -100,7 +99,7 @@ double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 // Each input row's fold, from a hash of the row's probabilities and label: the assignment does not depend
 // on the order of the rows (permuting samples permutes the folds with them), and copies share a fold.
 // With two columns only the last is hashed, so that [1 - p, p] and the one column p share their folds.
-std::vector<std::size_t> folds_of(const Predictions& pred) {
+std::vector<std::size_t> folds_of(const Predictions& pred, std::size_t folds) {
   std::vector<std::size_t> fold(pred.n);
   const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {
@@ -110,7 +109,7 @@ std::vector<std::size_t> folds_of(const Predictions& pred) {
       std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
       h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)
     }
-    fold[j] = static_cast<std::size_t>(h % kFolds);
+    fold[j] = static_cast<std::size_t>(h % folds);
   }
   return fold;
 }
@@ -140,12 +139,13 @@ Problem make_problem(const LabelledPoints& lp) {
 
 // Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities.
-void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<std::size_t>& fold_of_input) {
+void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<std::size_t>& fold_of_input,
+                    std::size_t folds) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n;
   pr.pilot.assign(n * pr.depth, 0.0);
   std::vector<double> prob(design.L);
-  for (std::size_t f = 0; f < kFolds; ++f) {
+  for (std::size_t f = 0; f < folds; ++f) {
     std::vector<std::size_t> train, held_out;
     for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
     if (held_out.empty()) continue;
@@ -354,9 +354,9 @@ void add_row_terms(const Problem& pr, const Corrected& c, double p, double weigh
 // The one-dimensional problem's corrected estimate, in input row order (used as the canonical pilot's
 // top-label feature).
 std::vector<double> one_dimensional_fit(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
-                                        std::size_t max_rows, const SweepPlan& plan) {
+                                        std::size_t fold_count, std::size_t max_rows, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};
-  crossfit_pilot(problems[0], beta_design(lp), folds);
+  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count);
   const Fit fit = fit_corrections(problems, residual_grid(), max_rows, plan);
   std::vector<double> out(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = fit.corrected[0].g[j];
@@ -383,16 +383,16 @@ namespace {
 
 // The kernel problems of `in` with their cross-fitted pilots.
 std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options) {
-  const std::vector<std::size_t> folds = folds_of(in.pred);
+  const std::vector<std::size_t> folds = folds_of(in.pred, options.folds);
   std::vector<Problem> problems;
   for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<double> top_fit =
-        one_dimensional_fit(top[0], folds, options.bandwidth_selection.max_rows, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds);
+        one_dimensional_fit(top[0], folds, options.folds, options.bandwidth_selection.max_rows, in.plan);
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds);
   } else {
-    for (Problem& pr : problems) crossfit_pilot(pr, beta_design(*pr.lp), folds);
+    for (Problem& pr : problems) crossfit_pilot(pr, beta_design(*pr.lp), folds, options.folds);
   }
   return problems;
 }

@@ -14,60 +14,6 @@
 
 namespace ecekde {
 
-std::string_view to_string(CalibrationType type) {
-  switch (type) {
-    case CalibrationType::canonical: return "canonical";
-    case CalibrationType::marginal: return "marginal";
-    case CalibrationType::top_label: return "top-label";
-    case CalibrationType::binary: return "binary";
-  }
-  return "?";
-}
-
-CalibrationType parse_calibration_type(std::string_view name) {
-  if (name == "canonical") return CalibrationType::canonical;
-  if (name == "marginal") return CalibrationType::marginal;
-  if (name == "top-label" || name == "top_label") return CalibrationType::top_label;
-  if (name == "binary") return CalibrationType::binary;
-  detail::fail_with("unknown calibration type '", name,
-                    "' (expected canonical, marginal, top-label or binary)");
-}
-
-std::string_view to_string(BandwidthCriterion criterion) {
-  switch (criterion) {
-    case BandwidthCriterion::loo_likelihood: return "loo-likelihood";
-    case BandwidthCriterion::reference: return "reference";
-    case BandwidthCriterion::loo_regression: return "loo-regression";
-  }
-  return "?";
-}
-
-BandwidthCriterion parse_bandwidth_criterion(std::string_view name) {
-  if (name == "loo-likelihood" || name == "loo_likelihood") return BandwidthCriterion::loo_likelihood;
-  if (name == "reference") return BandwidthCriterion::reference;
-  if (name == "loo-regression" || name == "loo_regression") return BandwidthCriterion::loo_regression;
-  detail::fail_with("unknown bandwidth criterion '", name,
-                    "' (expected loo-likelihood, reference or loo-regression)");
-}
-
-std::string_view to_string(Estimator estimator) {
-  return estimator == Estimator::paper ? "paper" : "crossfit";
-}
-
-Estimator parse_estimator(std::string_view name) {
-  if (name == "crossfit") return Estimator::crossfit;
-  if (name == "paper") return Estimator::paper;
-  detail::fail_with("unknown estimator '", name, "' (expected crossfit or paper)");
-}
-
-std::string_view to_string(KdeForm form) { return form == KdeForm::debiased ? "debiased" : "plug-in"; }
-
-KdeForm parse_kde_form(std::string_view name) {
-  if (name == "plug-in" || name == "plug_in") return KdeForm::plug_in;
-  if (name == "debiased") return KdeForm::debiased;
-  detail::fail_with("unknown estimate form '", name, "' (expected plug-in or debiased)");
-}
-
 std::vector<double> default_bandwidth_grid() {
   std::vector<double> grid;
   for (int i = 0; i < 15; ++i) grid.push_back(std::pow(10.0, -5.0 + 4.0 * i / 14.0));
@@ -259,6 +205,7 @@ void check_options(const EstimateOptions& options) {
   if (options.form == KdeForm::debiased && options.p != 2)
     fail_with("the debiased form estimates CE_2^2 and needs p = 2, got p = ", options.p);
   if (!(options.level > 0 && options.level < 1)) fail_with("level must be in (0, 1), got ", options.level);
+  if (options.folds < 2) fail_with("folds must be >= 2, got ", options.folds);
 }
 
 void check_plug_in(const EstimateOptions& options, std::string_view function) {

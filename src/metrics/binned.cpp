@@ -13,32 +13,6 @@
 
 namespace ecekde {
 
-std::string_view to_string(Binning binning) {
-  return binning == Binning::equal_mass ? "equal-mass" : "equal-width";
-}
-
-Binning parse_binning(std::string_view name) {
-  if (name == "equal-width" || name == "equal_width") return Binning::equal_width;
-  if (name == "equal-mass" || name == "equal_mass") return Binning::equal_mass;
-  detail::fail_with("unknown binning '", name, "' (expected equal-width or equal-mass)");
-}
-
-std::string_view to_string(BinnedForm form) {
-  switch (form) {
-    case BinnedForm::per_bin: return "per-bin";
-    case BinnedForm::per_sample: return "per-sample";
-    case BinnedForm::debiased: return "debiased";
-  }
-  return "?";
-}
-
-BinnedForm parse_binned_form(std::string_view name) {
-  if (name == "per-bin" || name == "per_bin") return BinnedForm::per_bin;
-  if (name == "per-sample" || name == "per_sample") return BinnedForm::per_sample;
-  if (name == "debiased") return BinnedForm::debiased;
-  detail::fail_with("unknown binned form '", name, "' (expected per-bin, per-sample or debiased)");
-}
-
 namespace {
 
 using detail::Cells;

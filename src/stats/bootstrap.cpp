@@ -13,16 +13,6 @@
 
 namespace ecekde {
 
-std::string_view to_string(BootstrapCopies copies) {
-  return copies == BootstrapCopies::plain ? "plain" : "leave-copies-out";
-}
-
-BootstrapCopies parse_bootstrap_copies(std::string_view name) {
-  if (name == "leave-copies-out" || name == "leave_copies_out") return BootstrapCopies::leave_copies_out;
-  if (name == "plain") return BootstrapCopies::plain;
-  detail::fail_with("unknown bootstrap copies convention '", name, "' (expected leave-copies-out or plain)");
-}
-
 std::vector<std::size_t> bootstrap_indices(std::size_t n, std::uint64_t seed, std::size_t replicate) {
   Rng rng = Rng::stream(seed, replicate);
   std::vector<std::size_t> idx(n);

@@ -157,7 +157,7 @@ TEST(Cli, TypeAllFollowsTheNumberOfColumns) {
     ASSERT_EQ(results.size(), names.size());
     for (std::size_t i = 0; i < names.size(); ++i) {
       ecekde::EstimateOptions opt;
-      opt.type = ecekde::parse_calibration_type(names[i]);
+      opt.type = ecekde::parse_name<ecekde::CalibrationType>(names[i]);
       opt.bandwidth = 0.2;
       expect_same(results[i], direct(f.data, opt));
     }
@@ -232,7 +232,7 @@ TEST(Cli, TableShowsEveryResult) {
   const char* types[] = {"canonical", "marginal", "top-label", "binary"};
   for (std::size_t i = 0; i < 4; ++i) {
     ecekde::EstimateOptions opt;
-    opt.type = ecekde::parse_calibration_type(types[i]);
+    opt.type = ecekde::parse_name<ecekde::CalibrationType>(types[i]);
     const ecekde::Result r = direct(f.data, opt);
     ASSERT_TRUE(r.ce_interval);
     std::string lower = "[", upper = g6(r.ce_interval->upper);  // appended: GCC 12 warns falsely on "[" + string
@@ -352,10 +352,13 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   // Options.
   expect_failure(with({"--bandwidth", "0"}), "bandwidth must be a finite number > 0, got 0", 1);
   expect_failure(with({"--bandwidth=-1"}), "bandwidth must be a finite number > 0, got -1", 1);
-  expect_failure(with({"--bandwidth", "wide"}), "--bandwidth must be 'auto' or a number, got 'wide'", 1);
+  expect_failure(with({"--bandwidth", "wide"}), "--bandwidth must be 'auto' or a number, got 'wide' (see 'ecekde estimate --help')", 2);
   expect_failure(with({"--bandwidth", "nan"}), "bandwidth must be a finite number > 0, got nan", 1);
   expect_failure(with({"--p", "0.5"}), "p must be a finite number >= 1, got 0.5", 1);
-  expect_failure(with({"--p", "two"}), "Could not convert: --p = two (see 'ecekde estimate --help')", 2);
+  expect_failure(with({"--p", "two"}), "--p must be a number, got 'two' (see 'ecekde estimate --help')", 2);
+  expect_failure(with({"--max-rows", "-3"}), "--max-rows must be an integer >= 0, got '-3' (see 'ecekde estimate --help')", 2);
+  expect_failure(with({"--grid", "0.1,x"}), "--grid must be comma-separated numbers, got '0.1,x' (see 'ecekde estimate --help')", 2);
+  expect_failure(with({"--estimator", "exact"}), "unknown estimator 'exact' (expected crossfit or paper)", 1);
   expect_failure(with({"--type", "classwise"}),
                  "unknown --type 'classwise' (expected canonical, marginal, top-label, binary or all)", 1);
   expect_failure(with({"--criterion", "mle"}), "unknown bandwidth criterion 'mle' (expected loo-likelihood, reference or loo-regression)", 1);
@@ -385,7 +388,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   expect_failure({"estimate", "--data", ragged}, "--data needs --label-column", 2);
   expect_failure(with({"--data", ragged}), "give either --probs and --labels, or --data and --label-column, not both", 2);
   expect_failure(with({"--fast"}), "The following argument was not expected: --fast (see 'ecekde estimate --help')", 2);
-  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate, report, fit-temperature, synth)", 2);
+  expect_failure({"estimat"}, "unknown command 'estimat' (expected estimate, report, fit-temperature, synth, options)", 2);
   expect_failure({}, "A subcommand is required (see 'ecekde --help')", 2);
 }
 

@@ -258,8 +258,8 @@ TEST(Crossfit, OptionErrors) {
   o = options(CalibrationType::canonical, std::nullopt, 1);
   o.level = 1;
   EXPECT_THROW_MSG(run(d, o), "level must be in (0, 1), got 1");
-  EXPECT_THROW_MSG(ecekde::parse_estimator("fast"), "unknown estimator 'fast' (expected crossfit or paper)");
-  EXPECT_EQ(ecekde::parse_estimator(ecekde::to_string(ecekde::Estimator::paper)), ecekde::Estimator::paper);
+  EXPECT_THROW_MSG(ecekde::parse_name<ecekde::Estimator>("fast"), "unknown estimator 'fast' (expected crossfit or paper)");
+  EXPECT_EQ(ecekde::parse_name<ecekde::Estimator>(ecekde::to_string(ecekde::Estimator::paper)), ecekde::Estimator::paper);
   EXPECT_NEAR(ecekde::detail::normal_quantile(0.95), 1.959963984540054, 1e-12);
 }
 

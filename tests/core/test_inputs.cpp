@@ -69,9 +69,9 @@ TEST(Inputs, ExactMessages) {
   o.bandwidth.reset();
   EXPECT_THROW_MSG(ecekde::estimate(ecekde::ProbsView::row_major(good.data(), 3, 2), ecekde::LabelsView(labels), o),
                    "bandwidth grid values must be finite numbers > 0, got -0.2");
-  EXPECT_THROW_MSG(ecekde::parse_calibration_type("foo"),
+  EXPECT_THROW_MSG(ecekde::parse_name<ecekde::CalibrationType>("foo"),
                    "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
-  EXPECT_THROW_MSG(ecekde::parse_bandwidth_criterion("bic"),
+  EXPECT_THROW_MSG(ecekde::parse_name<ecekde::BandwidthCriterion>("bic"),
                    "unknown bandwidth criterion 'bic' (expected loo-likelihood, reference or loo-regression)");
 }
 

@@ -232,13 +232,13 @@ TEST(LooRegression, EstimateUsesTheSelectionAndSelectionNeedsLabels) {
 
 TEST(LooRegression, NamesRoundTrip) {
   EXPECT_EQ(to_string(BandwidthCriterion::loo_regression), "loo-regression");
-  EXPECT_EQ(ecekde::parse_bandwidth_criterion("loo-regression"), BandwidthCriterion::loo_regression);
-  EXPECT_EQ(ecekde::parse_bandwidth_criterion("loo_regression"), BandwidthCriterion::loo_regression);
+  EXPECT_EQ(ecekde::parse_name<ecekde::BandwidthCriterion>("loo-regression"), BandwidthCriterion::loo_regression);
+  EXPECT_EQ(ecekde::parse_name<ecekde::BandwidthCriterion>("loo_regression"), BandwidthCriterion::loo_regression);
   EXPECT_EQ(to_string(KdeForm::plug_in), "plug-in");
   EXPECT_EQ(to_string(KdeForm::debiased), "debiased");
-  EXPECT_EQ(ecekde::parse_kde_form("plug_in"), KdeForm::plug_in);
-  EXPECT_EQ(ecekde::parse_kde_form("debiased"), KdeForm::debiased);
-  EXPECT_THROW_MSG(ecekde::parse_kde_form("unbiased"), "unknown estimate form 'unbiased' (expected plug-in or debiased)");
+  EXPECT_EQ(ecekde::parse_name<ecekde::KdeForm>("plug_in"), KdeForm::plug_in);
+  EXPECT_EQ(ecekde::parse_name<ecekde::KdeForm>("debiased"), KdeForm::debiased);
+  EXPECT_THROW_MSG(ecekde::parse_name<ecekde::KdeForm>("unbiased"), "unknown estimate form 'unbiased' (expected plug-in or debiased)");
 }
 
 // On calibrated predictions the likelihood's small bandwidth leaves the plug-in estimate dominated by

@@ -430,12 +430,12 @@ TEST(Binned, ErrorMessages) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message([] { ecekde::parse_binning("quantile"); }),
+  EXPECT_EQ(message([] { ecekde::parse_name<ecekde::Binning>("quantile"); }),
             "unknown binning 'quantile' (expected equal-width or equal-mass)");
-  EXPECT_EQ(message([] { ecekde::parse_binned_form("kde"); }),
+  EXPECT_EQ(message([] { ecekde::parse_name<ecekde::BinnedForm>("kde"); }),
             "unknown binned form 'kde' (expected per-bin, per-sample or debiased)");
-  EXPECT_EQ(ecekde::parse_binning("equal_mass"), Binning::equal_mass);
-  EXPECT_EQ(ecekde::parse_binned_form(to_string(BinnedForm::per_sample)), BinnedForm::per_sample);
+  EXPECT_EQ(ecekde::parse_name<ecekde::Binning>("equal_mass"), Binning::equal_mass);
+  EXPECT_EQ(ecekde::parse_name<ecekde::BinnedForm>(to_string(BinnedForm::per_sample)), BinnedForm::per_sample);
 }
 
 }  // namespace

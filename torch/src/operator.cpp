@@ -163,8 +163,8 @@ CalibrationErrorOptions op_options(c10::string_view type, int64_t threads, c10::
   TORCH_CHECK(threads >= INT_MIN && threads <= INT_MAX, "threads must be >= 0 (0 = all cores), got ", threads);
   CalibrationErrorOptions o;
   translate_errors([&] {
-    o.type = parse_calibration_type(std::string_view(type.data(), type.size()));
-    o.bandwidth_selection.criterion = parse_bandwidth_criterion(std::string_view(criterion.data(), criterion.size()));
+    o.type = parse_name<CalibrationType>(std::string_view(type.data(), type.size()));
+    o.bandwidth_selection.criterion = parse_name<BandwidthCriterion>(std::string_view(criterion.data(), criterion.size()));
     return 0;
   });
   o.threads = static_cast<int>(threads);

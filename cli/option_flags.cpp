@@ -1,0 +1,34 @@
+#include "option_flags.hpp"
+
+namespace ecekde::cli {
+
+std::string flag_name(std::string_view name, std::string_view prefix) {
+  std::string flag(prefix);
+  for (char c : name) flag += c == '_' ? '-' : c;
+  return flag;
+}
+
+std::string flag_type_name(options::Kind kind, std::string_view none_word) {
+  switch (kind) {
+    case options::Kind::flag: return "";
+    case options::Kind::integer: return "INT";
+    case options::Kind::count: return "UINT";
+    case options::Kind::real: return "FLOAT";
+    case options::Kind::optional_real: return std::string(none_word) + "|H";
+    case options::Kind::real_list: return "H,H,...";
+    case options::Kind::choice: return "NAME";
+    case options::Kind::text: return "TEXT";
+  }
+  return "";
+}
+
+nlohmann::ordered_json value_json(const options::Value& value) {
+  return std::visit(
+      [](const auto& v) -> nlohmann::ordered_json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
+        else return v;
+      },
+      value);
+}
+
+}  // namespace ecekde::cli

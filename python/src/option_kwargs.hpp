@@ -1,0 +1,68 @@
+// Python keyword arguments from the library's option tables (include/ecekde/options.hpp): values
+// converted by the option's kind, unknown keywords refused, docstring lines and defaults generated.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "docstrings.hpp"
+#include "ecekde/options.hpp"
+
+namespace ecekde::python {
+
+namespace py = pybind11;
+
+/// A Python value for an option of `kind` (TypeError when it has the wrong type).
+options::Value option_value(options::Kind kind, std::string_view name, py::handle value);
+/// An option value as Python (none: None).
+py::object python_value(const options::Value& value);
+
+/// Writes the keywords of `kwargs` that name options of `table` read by `used_by` into `options`, and
+/// removes them from `kwargs`.
+template <class Options>
+void take_options(const std::vector<options::Option<Options>>& table, unsigned used_by, Options& options,
+                  py::dict& kwargs) {
+  for (const options::Option<Options>& o : table) {
+    if (!(o.used_by & used_by)) continue;
+    const py::str key(std::string(o.name));
+    if (!kwargs.contains(key)) continue;
+    o.assign(options, option_value(o.kind, o.name, kwargs[key]));
+    PyDict_DelItem(kwargs.ptr(), key.ptr());
+  }
+}
+
+/// TypeError naming the first keyword left in `kwargs`, if any.
+void refuse_unknown(std::string_view function, const py::dict& kwargs);
+
+/// The docstring lines of the options of `table` read by `used_by`, with their defaults.
+template <class Options>
+void add_option_docs(std::vector<ArgDoc>& docs, const std::vector<options::Option<Options>>& table,
+                     unsigned used_by) {
+  for (const options::Option<Options>& o : table) {
+    if (!(o.used_by & used_by)) continue;
+    const options::Value d = o.default_value();
+    std::string note = "default " + py::repr(python_value(d)).cast<std::string>();
+    if (!o.none.empty()) note += " (None: " + std::string(o.none) + ")";
+    docs.push_back(ArgDoc(o.name, o.help, std::move(note)));
+  }
+}
+
+/// The options of `table` read by `used_by` as Python dicts: name, kind, default, help, choices, example.
+template <class Options>
+void append_option_table(py::list& out, const std::vector<options::Option<Options>>& table, unsigned used_by) {
+  for (const options::Option<Options>& o : table) {
+    if (!(o.used_by & used_by)) continue;
+    py::list choices;
+    for (std::string_view c : o.choices) choices.append(std::string(c));
+    out.append(py::dict(py::arg("name") = std::string(o.name), py::arg("default") = python_value(o.default_value()),
+                        py::arg("help") = std::string(o.help), py::arg("choices") = choices,
+                        py::arg("example") = python_value(options::parse_text(o.kind, o.name, o.example, o.none_word)),
+                        py::arg("example_text") = std::string(o.example),
+                        py::arg("flag") = o.kind == options::Kind::flag));
+  }
+}
+
+}  // namespace ecekde::python
