@@ -10,6 +10,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/options.hpp"
 #include "inputs.hpp"
+#include "ecekde/report.hpp"
 #include "option_flags.hpp"
 #include "output.hpp"
 
@@ -73,7 +74,7 @@ struct EstimateCommand {
     doc["options"] = OptionFlags::values_json(options::estimate_options(), o, options::uses::estimate);
     doc["options"]["type"] = named ? std::string(to_string(*named)) : "all";
     doc["results"] = nlohmann::ordered_json::array();
-    for (const Result& r : results) doc["results"].push_back(result_json(r));
+    for (const Result& r : results) doc["results"].push_back(report::result_json(r));
     std::cout << doc.dump(2) << '\n';
   }
 };

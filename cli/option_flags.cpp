@@ -16,19 +16,11 @@ std::string flag_type_name(options::Kind kind, std::string_view none_word) {
     case options::Kind::real: return "FLOAT";
     case options::Kind::optional_real: return std::string(none_word) + "|H";
     case options::Kind::real_list: return "H,H,...";
+    case options::Kind::index_list: return "C,C,...";
     case options::Kind::choice: return "NAME";
     case options::Kind::text: return "TEXT";
   }
   return "";
-}
-
-nlohmann::ordered_json value_json(const options::Value& value) {
-  return std::visit(
-      [](const auto& v) -> nlohmann::ordered_json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
-        else return v;
-      },
-      value);
 }
 
 }  // namespace ecekde::cli

@@ -13,6 +13,7 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/options.hpp"
+#include "ecekde/report.hpp"
 
 namespace ecekde::cli {
 
@@ -21,9 +22,6 @@ std::string flag_name(std::string_view name, std::string_view prefix = "--");
 
 /// What CLI11 shows as the value's type: NAME, FLOAT, UINT, auto|H, H,H,...
 std::string flag_type_name(options::Kind kind, std::string_view none_word);
-
-/// An option value as JSON (none: null).
-nlohmann::ordered_json value_json(const options::Value& value);
 
 class OptionFlags {
  public:
@@ -58,8 +56,8 @@ class OptionFlags {
           },
           help);
       flag->type_name(flag_type_name(o.kind, o.none_word));
-      if (o.kind != options::Kind::real_list && !(o.kind == options::Kind::text && options::to_text(default_value).empty()))
-        flag->default_str(options::to_text(default_value, o.none_word));
+      if (const std::string shown = options::to_text(default_value, o.none_word); !shown.empty())
+        flag->default_str(shown);
     }
   }
 
@@ -86,7 +84,7 @@ class OptionFlags {
                                             unsigned used_by = options::uses::all) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (const options::Option<Options>& o : table)
-      if (o.used_by & used_by) out[std::string(o.name)] = value_json(o.get(options));
+      if (o.used_by & used_by) out[std::string(o.name)] = report::value_json(o.get(options));
     return out;
   }
 

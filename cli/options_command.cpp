@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "ecekde/options.hpp"
+#include "ecekde/report.hpp"
 #include "option_flags.hpp"
 
 namespace ecekde::cli {
@@ -64,6 +65,8 @@ void print_option_tables(std::ostream& out) {
   print_table(out, options::bootstrap_options(), false);
   out << "\n## Calibration test: `CalibrationTestOptions` (`calibration_test_kde`)\n\n";
   print_table(out, options::calibration_test_options(), false);
+  out << "\n## The report: `report::Settings` (`ecekde report`, `ecekde.report`, `ecekde::report::compute`)\n\n";
+  print_table(out, report::options(), false);
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include "ecekde/error.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "reliability.hpp"
-#include "report.hpp"
+#include "report_plots.hpp"
 #include "simplex.hpp"
 
-namespace ecekde::cli::report {
+namespace ecekde::cli {
+
+using namespace report;
 
 namespace {
 
@@ -180,7 +182,7 @@ std::string simplex_figure(ProbsView probs, LabelsView labels, const Report& r, 
 
 }  // namespace
 
-std::vector<std::string> write_plots(ProbsView probs, LabelsView labels, const Report& r,
+std::vector<std::string> write_report_plots(ProbsView probs, LabelsView labels, const report::Report& r,
                                      const std::vector<std::string>& class_names, const std::string& directory,
                                      std::size_t simplex_bins) {
   const std::filesystem::path dir(directory);
@@ -198,4 +200,4 @@ std::vector<std::string> write_plots(ProbsView probs, LabelsView labels, const R
   return files;
 }
 
-}  // namespace ecekde::cli::report
+}  // namespace ecekde::cli

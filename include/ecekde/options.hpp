@@ -24,7 +24,7 @@ namespace ecekde::options {
 /// An option's value as a front end carries it: none (an empty optional: "auto", the default grid), a
 /// flag, a signed or non-negative integer, a real, a name or text, a list of reals.
 using Value = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string,
-                           std::vector<double>>;
+                           std::vector<double>, std::vector<std::int64_t>>;
 
 /// What an option holds, deduced from its field's type.
 enum class Kind {
@@ -34,6 +34,7 @@ enum class Kind {
   real,           ///< double
   optional_real,  ///< std::optional<double>: a real or none
   real_list,      ///< std::vector<double>: empty means none
+  index_list,     ///< std::vector<std::int64_t>: empty means none
   choice,         ///< an enumeration, by name (Value: string)
   text,           ///< std::string
 };
@@ -113,10 +114,11 @@ constexpr Kind kind_of() {
   else if constexpr (std::is_same_v<Field, double>) return Kind::real;
   else if constexpr (std::is_same_v<Field, std::optional<double>>) return Kind::optional_real;
   else if constexpr (std::is_same_v<Field, std::vector<double>>) return Kind::real_list;
+  else if constexpr (std::is_same_v<Field, std::vector<std::int64_t>>) return Kind::index_list;
   else if constexpr (std::is_same_v<Field, std::string>) return Kind::text;
   else {
     static_assert(NamedEnum<Field>, "an option field must be bool, int, size_t, double, optional<double>, "
-                                    "vector<double>, string or a named enumeration");
+                                    "vector<double>, vector<int64_t>, string or a named enumeration");
     return Kind::choice;
   }
 }
@@ -127,7 +129,8 @@ Value to_value(const Field& field) {
   else if constexpr (std::is_same_v<Field, std::size_t> || std::is_same_v<Field, std::uint64_t>)
     return static_cast<std::uint64_t>(field);
   else if constexpr (std::is_same_v<Field, std::optional<double>>) return field ? Value(*field) : Value();
-  else if constexpr (std::is_same_v<Field, std::vector<double>>) return field.empty() ? Value() : Value(field);
+  else if constexpr (std::is_same_v<Field, std::vector<double>> || std::is_same_v<Field, std::vector<std::int64_t>>)
+    return field.empty() ? Value() : Value(field);
   else if constexpr (NamedEnum<Field>) return std::string(to_string(field));
   else return field;
 }
@@ -163,6 +166,10 @@ void from_value(std::string_view name, const Value& value, Field& field) {
     if (std::holds_alternative<std::monostate>(value)) field.clear();
     else if (const auto* list = std::get_if<std::vector<double>>(&value)) field = *list;
     else fail_value(name, "a list of numbers");
+  } else if constexpr (std::is_same_v<Field, std::vector<std::int64_t>>) {
+    if (std::holds_alternative<std::monostate>(value)) field.clear();
+    else if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) field = *list;
+    else fail_value(name, "a list of integers");
   } else if constexpr (std::is_same_v<Field, std::string>) {
     if (const auto* s = std::get_if<std::string>(&value)) field = *s;
     else fail_value(name, "a string");

@@ -50,6 +50,7 @@ from ._ecekde import (  # noqa: F401
     read_predictions,
     read_predictions_csv,
     read_probabilities,
+    report,
     select_bandwidth,
     sharpness_at,
     synthetic_ground_truth,

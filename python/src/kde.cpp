@@ -17,6 +17,7 @@
 #include "ecekde/gradient.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/options.hpp"
+#include "ecekde/report.hpp"
 #include "module.hpp"
 #include "option_kwargs.hpp"
 #include "results.hpp"
@@ -215,6 +216,11 @@ void register_kde(py::module_& m) {
           if (f.test) append_option_table(out, options::calibration_test_options(), uses::all);
           return out;
         }
+        if (function == "report") {
+          py::list out;
+          append_option_table(out, report::options(), uses::all);
+          return out;
+        }
         throw py::value_error("no option table for '" + std::string(function) + "'");
       },
       "The options a function takes, from the library's option tables: name, default, help, choices and "
@@ -223,6 +229,7 @@ void register_kde(py::module_& m) {
   m.attr("_option_functions") = [] {
     py::list names;
     for (const KdeFunction& f : kKdeFunctions) names.append(f.name);
+    names.append("report");
     return names;
   }();
 

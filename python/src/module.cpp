@@ -19,5 +19,6 @@ PYBIND11_MODULE(_ecekde, m) {
   ecekde::python::register_metrics(m);
   ecekde::python::register_stats(m);
   ecekde::python::register_io(m);
+  ecekde::python::register_report(m);
   ecekde::python::register_array_hooks(m);
 }

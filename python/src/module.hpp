@@ -11,5 +11,6 @@ void register_kde(py::module_& m);        // kde.cpp: ECE^KDE, bootstrap, calibr
 void register_metrics(py::module_& m);    // metrics.cpp: binned ECE, MMCE, temperature scaling
 void register_stats(py::module_& m);      // stats.cpp: synthetic data and ground truth, debiasing
 void register_io(py::module_& m);         // io.cpp: NPY / CSV readers
+void register_report(py::module_& m);     // report.cpp: the calibration report
 
 }  // namespace ecekde::python

@@ -57,6 +57,17 @@ options::Value option_value(options::Kind kind, std::string_view name, py::handl
       for (py::handle x : value) list.push_back(real_of(name, x));
       return list;
     }
+    case Kind::index_list: {
+      if (value.is_none()) return std::monostate{};
+      if (py::isinstance<py::str>(value) || !py::hasattr(value, "__iter__"))
+        wrong_type(name, "None or a sequence of integers", value);
+      std::vector<std::int64_t> list;
+      for (py::handle x : value) {
+        if (py::isinstance<py::bool_>(x) || !py::hasattr(x, "__index__")) wrong_type(name, "a sequence of integers", value);
+        list.push_back(x.cast<std::int64_t>());
+      }
+      return list;
+    }
     case Kind::choice:
     case Kind::text:
       if (!py::isinstance<py::str>(value)) wrong_type(name, "a string", value);

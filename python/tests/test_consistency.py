@@ -215,3 +215,20 @@ def test_python_signatures_and_cli_help_come_from_the_option_table():
         if option["default"] is not None and not option["flag"] and option["default"] != "":
             shown = re.search(rf"^  {flag} [\w|]+=(\S+)", help_text, flags=re.M).group(1)
             assert shown == str(option["default"]).lower() or float(shown) == option["default"], flag
+
+
+def test_every_report_option_gives_the_same_report_from_python_and_the_cli(small_files):
+    """ecekde.report() is the library's report, as `ecekde report --json` prints it (without the file names
+    and plots); generated from the report's option table, each option set to its example value."""
+    probs, labels, pp, lp = small_files
+    options = ecekde._ecekde._options("report")
+    assert {"p", "replicates", "level", "seed", "bins", "classes", "renormalize", "threads"} == \
+        {o["name"] for o in options}
+    for option in options:
+        settings = {"replicates": 5, option["name"]: option["example"]}
+        args = [a for k, v in settings.items() if k != option["name"] for a in ("--" + k, v)]
+        done = cli("report", "--probs", pp, "--labels", lp, *args, *flag_args(option, option["example_text"]),
+                   "--json")
+        from_cli = json.loads(done.stdout)
+        del from_cli["input"]["probs"], from_cli["input"]["labels"]
+        assert ecekde.report(probs, labels, **settings) == from_cli, option["name"]

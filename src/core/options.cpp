@@ -42,6 +42,21 @@ std::optional<T> parse_number(std::string_view text) {
   return value;
 }
 
+// Comma-separated values, or nothing when one of them is not a T.
+template <class T>
+std::optional<std::vector<T>> parse_list(std::string_view text) {
+  std::vector<T> list;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const auto x = parse_number<T>(text.substr(start, comma - start));
+    if (!x) return std::nullopt;
+    list.push_back(*x);
+    start = comma + 1;
+  }
+  return list;
+}
+
 }  // namespace
 
 std::string to_text(const Value& value, std::string_view none_word) {
@@ -52,11 +67,12 @@ std::string to_text(const Value& value, std::string_view none_word) {
         else if constexpr (std::is_same_v<V, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<V, double>) return real_text(v);
         else if constexpr (std::is_same_v<V, std::string>) return v;
-        else if constexpr (std::is_same_v<V, std::vector<double>>) {
+        else if constexpr (std::is_same_v<V, std::vector<double>> || std::is_same_v<V, std::vector<std::int64_t>>) {
           std::string out;
-          for (double x : v) {
+          for (const auto x : v) {
             if (!out.empty()) out += ',';
-            out += real_text(x);
+            if constexpr (std::is_same_v<V, std::vector<double>>) out += real_text(x);
+            else out += std::to_string(x);
           }
           return out.empty() ? std::string(none_word) : out;
         } else return std::to_string(v);
@@ -88,18 +104,12 @@ Value parse_text(Kind kind, std::string_view name, std::string_view text, std::s
       if (!none_word.empty() && text == none_word) return std::monostate{};
       if (const auto x = parse_number<double>(text)) return *x;
       return bad(none_word.empty() ? std::string("a number") : ecekde::detail::concat("'", none_word, "' or a number"));
-    case Kind::real_list: {
-      std::vector<double> list;
-      std::size_t start = 0;
-      while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const auto x = parse_number<double>(text.substr(start, comma - start));
-        if (!x) return bad("comma-separated numbers");
-        list.push_back(*x);
-        start = comma + 1;
-      }
-      return list;
-    }
+    case Kind::real_list:
+      if (const auto list = parse_list<double>(text)) return *list;
+      return bad("comma-separated numbers");
+    case Kind::index_list:
+      if (const auto list = parse_list<std::int64_t>(text)) return *list;
+      return bad("comma-separated integers");
     case Kind::choice:
     case Kind::text: return std::string(text);
   }

@@ -606,14 +606,14 @@ TEST(Report, BadInputGivesOneLine) {
   ecekde::io::write_npy(dir.path("sum.npy"), sum.f, {sum.n, sum.k});
   expect_failure({}, binned_message(sum), 1, dir.path("sum.npy"));
 
-  expect_failure({"--classes", "0,7"}, "--classes: class 7 is outside [0, 4)", 2);
-  expect_failure({"--classes", "1,1"}, "--classes: class 1 is listed twice", 2);
-  expect_failure({"--classes", "2"}, "--classes needs at least 2 classes", 2);
+  expect_failure({"--classes", "0,7"}, "classes: class 7 is outside [0, 4)", 1);
+  expect_failure({"--classes", "1,1"}, "classes: class 1 is listed twice", 1);
+  expect_failure({"--classes", "2"}, "classes needs at least 2 classes", 1);
   expect_failure({"--replicates", "1"}, "bootstrap replicates must be at least 2, got 1", 1);
   expect_failure({"--level", "1.5"}, "bootstrap level must be in (0, 1), got 1.5", 1);
   expect_failure({"--p", "0.5"}, "p must be a finite number >= 1, got 0.5", 1);
   expect_failure({"--bins", "0"}, "bins must be between 1 and 65536, got 0", 1);
-  expect_failure({"--replicates", "many"}, "Could not convert: --replicates = many (see 'ecekde report --help')", 2);
+  expect_failure({"--replicates", "many"}, "--replicates must be an integer >= 0, got 'many' (see 'ecekde report --help')", 2);
   const std::string file = dir.write("not_a_directory", "x");
   expect_failure({"--replicates", "0", "--plot", file + "/figures"},
                  file + "/figures: cannot create the plot directory: Not a directory", 1);

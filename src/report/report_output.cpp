@@ -2,10 +2,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "output.hpp"
-#include "report.hpp"
+#include <string>
 
-namespace ecekde::cli::report {
+#include "ecekde/report.hpp"
+
+namespace ecekde::report {
 
 namespace {
 
@@ -108,18 +109,18 @@ std::string describe(const BinnedOptions& o) {
   return std::string(to_string(o.type)) + ", " + bins + ", " + estimate_text(o);
 }
 
-void print_text(std::ostream& out, const Report& r, const InputDescription& input, const std::vector<std::string>& plots) {
+void print_text(std::ostream& out, const Report& r, const Provenance& provenance) {
   const Settings& s = r.settings;
   std::string files;
-  for (const auto& [key, v] : input.files.items()) files += (files.empty() ? "" : ", ") + key + " " + v.get<std::string>();
+  for (const auto& [key, v] : provenance.files.items()) files += (files.empty() ? "" : ", ") + key + " " + v.get<std::string>();
   out << "ecekde report: " << files << '\n';
   out << r.summary.n << " samples, " << r.summary.k << (r.summary.k == 1 ? " column P(y = 1)" : " classes") << " ("
-      << input.probs_dtype;
-  if (!input.classes.empty()) {
+      << r.probs_dtype;
+  if (!s.classes.empty()) {
     out << "; classes";
-    for (std::int64_t c : input.classes) out << ' ' << c;
+    for (std::int64_t c : s.classes) out << ' ' << c;
     out << " of the input, renormalised";
-  } else if (input.renormalized) {
+  } else if (s.renormalize) {
     out << "; rows renormalised";
   }
   out << ")\n";
@@ -183,23 +184,24 @@ void print_text(std::ostream& out, const Report& r, const InputDescription& inpu
     out << "\np-values: consistency resampling (labels redrawn from the predictions) of \"the predictions are\n"
            "calibrated\"; the smallest possible is 1/(B + 1) = "
         << p_value(1.0 / static_cast<double>(s.replicates + 1)) << ".\n";
-  if (!plots.empty()) {
+  if (!provenance.plots.empty()) {
     out << "\nPlots:\n";
-    for (const std::string& p : plots) out << "  " << p << '\n';
+    for (const std::string& p : provenance.plots) out << "  " << p << '\n';
   }
 }
 
-nlohmann::ordered_json to_json(const Report& r, const InputDescription& input, const std::vector<std::string>& plots) {
+nlohmann::ordered_json to_json(const Report& r, const Provenance& provenance) {
   const Settings& s = r.settings;
   nlohmann::ordered_json doc = {{"ecekde_version", ECEKDE_VERSION}, {"command", "report"}};
-  doc["input"] = input.files;
+  doc["input"] = provenance.files;
   doc["input"]["n"] = r.summary.n;
   doc["input"]["k"] = r.summary.k;
-  doc["input"]["probs_dtype"] = input.probs_dtype;
-  if (!input.classes.empty()) doc["input"]["classes"] = input.classes;
-  doc["input"]["renormalized"] = input.renormalized || !input.classes.empty();
-  doc["settings"] = {{"p", s.p},       {"replicates", s.replicates}, {"level", s.level},
-                     {"seed", s.seed}, {"bins", s.bins},             {"threads", s.threads}};
+  doc["input"]["probs_dtype"] = r.probs_dtype;
+  if (!s.classes.empty()) doc["input"]["classes"] = s.classes;
+  doc["input"]["renormalized"] = s.renormalize || !s.classes.empty();
+  doc["settings"] = nlohmann::ordered_json::object();
+  for (const options::Option<Settings>& o : options())  // classes and renormalize are shown with the input
+    if (o.name != "classes" && o.name != "renormalize") doc["settings"][std::string(o.name)] = value_json(o.get(s));
   doc["summary"] = {{"n", r.summary.n},
                     {"k", r.summary.k},
                     {"accuracy", r.summary.accuracy},
@@ -247,8 +249,8 @@ nlohmann::ordered_json to_json(const Report& r, const InputDescription& input, c
     add_uncertainty(j, m.uncertainty, s, "mmce", "mmce_squared");
     doc["mmce"] = j;
   }
-  doc["plots"] = plots;
+  doc["plots"] = provenance.plots;
   return doc;
 }
 
-}  // namespace ecekde::cli::report
+}  // namespace ecekde::report

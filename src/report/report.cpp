@@ -1,26 +1,17 @@
 // ecekde report: one command, one input -> every estimator of the library with bootstrap intervals and
 // calibration-test p-values, a summary, and optionally the figures.
-#include "report.hpp"
+#include "ecekde/report.hpp"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <iostream>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "app.hpp"
-#include "commands.hpp"
 #include "ecekde/error.hpp"
-#include "ecekde/io.hpp"
-#include "ecekde/parameters.hpp"
-#include "inputs.hpp"
 
-namespace ecekde::cli {
-
-namespace report {
+namespace ecekde::report {
 
 std::vector<CalibrationType> kde_types(std::size_t k) {
   if (k == 1) return {CalibrationType::binary};
@@ -194,61 +185,25 @@ std::string with_resampling(const Settings& s) {
   return s.replicates ? ", bootstrap and test (B = " + std::to_string(s.replicates) + ")" : "";
 }
 
-}  // namespace
-
-Report compute(ProbsView probs, LabelsView labels, const Settings& s, Progress& progress) {
-  Report r;
-  r.settings = s;
-  const std::size_t k = probs.cols();
-  // The binned estimates come first: they are quick, and they check the input for everything after.
-  for (const BinnedOptions& o : binned_plan(k, s))
-    progress.stage("ECE^bin " + describe(o) + with_resampling(s),
-                   [&] { r.binned.push_back(binned_entry(probs, labels, o, s)); });
-  r.summary = summarize(probs, labels);
-  for (CalibrationType t : kde_types(k))
-    progress.stage("crossfit " + std::string(to_string(t)) + ": pilot, bandwidth, estimate, interval",
-                   [&] { r.crossfit.push_back(crossfit_entry(probs, labels, t, s)); });
-  for (CalibrationType t : kde_types(k))
-    progress.stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
-                   [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
-  if (k >= 2) progress.stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
-  return r;
-}
-
-}  // namespace report
-
-namespace {
-
-// Above this many samples the report warns that the pairwise estimators take a while.
-constexpr std::size_t kLargeN = 20000;
-
-// Predictions the report owns: a subset of classes (rows with other labels dropped, probabilities
-// renormalised over the subset) and/or rows divided by their sums.
-struct Prepared {
-  std::vector<double> probs;
-  std::vector<std::int64_t> labels;
-  std::size_t n = 0, k = 0;
-};
-
-Prepared restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
+Predictions restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
   const std::size_t k = probs.cols();
   std::vector<std::size_t> columns;
   std::vector<std::int64_t> position(k == 1 ? 2 : k, -1);
   if (classes.empty()) {
     for (std::size_t c = 0; c < k; ++c) columns.push_back(c);
   } else {
-    if (k < 2) throw UsageError("--classes needs probabilities of at least 2 classes, the input has 1 column");
-    if (classes.size() < 2) throw UsageError("--classes needs at least 2 classes");
+    if (k < 2) fail("classes needs probabilities of at least 2 classes, the input has 1 column");
+    if (classes.size() < 2) fail("classes needs at least 2 classes");
     for (std::int64_t c : classes) {
       if (c < 0 || c >= static_cast<std::int64_t>(k))
-        throw UsageError("--classes: class " + std::to_string(c) + " is outside [0, " + std::to_string(k) + ")");
+        fail("classes: class " + std::to_string(c) + " is outside [0, " + std::to_string(k) + ")");
       if (position[static_cast<std::size_t>(c)] >= 0)
-        throw UsageError("--classes: class " + std::to_string(c) + " is listed twice");
+        fail("classes: class " + std::to_string(c) + " is listed twice");
       position[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(columns.size());
       columns.push_back(static_cast<std::size_t>(c));
     }
   }
-  Prepared out;
+  Predictions out;
   out.k = columns.size();
   for (std::size_t r = 0; r < probs.rows(); ++r) {
     const std::int64_t y = classes.empty() ? labels[r] : position[static_cast<std::size_t>(labels[r])];
@@ -263,106 +218,84 @@ Prepared restrict_and_renormalize(ProbsView probs, LabelsView labels, const std:
   return out;
 }
 
-struct ReportCommand {
-  InputFlags input;
-  report::Settings settings;
-  std::vector<std::int64_t> classes;
-  bool renormalize = false, json = false, progress = false;
-  std::string plot_directory;
-  std::size_t simplex_bins = 10;
-
-  void run() const {
-    const io::Predictions in = load_inputs(input);
-    ProbsView probs = in.probs.view();
-    LabelsView labels = in.labels.view();
-    // Check the input as given (row and column numbers in messages then refer to the files) with a
-    // quick estimator that applies every check of the others.
-    BinnedOptions check;
-    check.type = probs.cols() == 1 ? CalibrationType::binary : CalibrationType::top_label;
-    check.renormalize = renormalize;
-    binned_calibration_error(probs, labels, check);
-
-    Prepared owned;
-    if ((renormalize && probs.cols() > 1) || !classes.empty()) {
-      owned = restrict_and_renormalize(probs, labels, classes);
-      probs = ProbsView::row_major(owned.probs.data(), owned.n, owned.k);
-      labels = LabelsView(owned.labels);
-    }
-    if (probs.rows() > kLargeN)
-      std::cerr << "ecekde: warning: n = " << probs.rows()
-                << " samples: ECE^KDE costs O(n^2) per sweep and the report runs dozens of sweeps; this may "
-                   "take minutes (--replicates 0 skips the intervals and tests)\n";
-
-    Progress shown(progress || Progress::stderr_is_terminal());
-    const report::Report r = report::compute(probs, labels, settings, shown);
-
-    std::vector<std::string> names;
-    for (std::size_t c = 0; c < probs.cols(); ++c)
-      names.push_back(std::to_string(classes.empty() ? static_cast<std::int64_t>(c) : classes[c]));
-    std::vector<std::string> plots;
-    if (!plot_directory.empty())
-      shown.stage("plots", [&] { plots = report::write_plots(probs, labels, r, names, plot_directory, simplex_bins); });
-
-    report::InputDescription description;
-    description.files = inputs_json(input);
-    description.probs_dtype = in.probs.view().dtype() == ProbsView::DType::float32 ? "float32" : "float64";
-    description.classes = classes;
-    description.renormalized = renormalize;
-    if (json) {
-      std::cout << report::to_json(r, description, plots).dump(2) << '\n';
-    } else {
-      report::print_text(std::cout, r, description, plots);
-    }
-  }
-};
-
 }  // namespace
 
-void register_report(CLI::App& app) {
-  auto cmd = std::make_shared<ReportCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "report",
-      "Every calibration estimator on one set of predictions: ECE^KDE (canonical, marginal, top-label, binary), "
-      "binned ECE and MCE, the debiased binned L2, MMCE, with bootstrap intervals and calibration-test p-values; "
-      "optional figures");
-  add_input_flags(*sub, cmd->input);
-  namespace param = parameters;
-  sub->add_option(param::cli_flag(param::p), cmd->settings.p,
-                  std::string(param::p.help) + " (ECE^KDE and the binned L_p estimates)")
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::bootstrap_replicates), cmd->settings.replicates,
-                  "Replicates B of every bootstrap interval and every calibration test; 0 skips them")
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::level), cmd->settings.level,
-                  std::string(param::level.help) + " (also of the plots' per-bin intervals)")
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::bootstrap_seed), cmd->settings.seed,
-                  "Seed of the resampling: bootstrap replicate b and relabelled copy b use stream (seed, b)")
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::bins), cmd->settings.bins,
-                  "Bins of the top-label (and binary) binned estimates; marginal and canonical use Doane's "
-                  "formula per class")
-      ->capture_default_str();
-  sub->add_option("--classes", cmd->classes,
-                  "Evaluate only these classes, comma-separated: samples with other labels are dropped and "
-                  "the probabilities renormalised over the classes kept (e.g. three classes for the simplex view)")
-      ->delimiter(',')
-      ->type_name("C,C,...");
-  sub->add_flag(param::cli_flag(param::renormalize), cmd->renormalize,
-                "Divide each probability row by its sum instead of rejecting rows that do not sum to 1");
-  sub->add_option(param::cli_flag(param::threads), cmd->settings.threads, std::string(param::threads.help))
-      ->capture_default_str();
-  sub->add_option("--plot", cmd->plot_directory,
-                  "Write the figures (SVG) into this directory: reliability diagrams (top-label, per class) and, "
-                  "for 3 classes, the simplex view")
-      ->type_name("DIR");
-  sub->add_option("--simplex-bins", cmd->simplex_bins,
-                  "Equal-width bins per class of the simplex histogram (3 classes)")
-      ->capture_default_str();
-  sub->add_flag("--json", cmd->json, "Print one JSON document (full double precision) instead of the tables");
-  sub->add_flag("--progress", cmd->progress,
-                "Show one line per stage on stderr with its time (the default when stderr is a terminal)");
-  sub->callback([cmd] { cmd->run(); });
+Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, std::string probs_dtype,
+                        const StageRunner& run_stage) {
+  const StageRunner stage = run_stage ? run_stage : [](std::string_view, const std::function<void()>& work) { work(); };
+  Report r;
+  r.settings = s;
+  r.probs_dtype = std::move(probs_dtype);
+  const std::size_t k = probs.cols();
+  // The binned estimates come first: they are quick, and they check the input for everything after.
+  for (const BinnedOptions& o : binned_plan(k, s))
+    stage("ECE^bin " + describe(o) + with_resampling(s), [&] { r.binned.push_back(binned_entry(probs, labels, o, s)); });
+  r.summary = summarize(probs, labels);
+  for (CalibrationType t : kde_types(k))
+    stage("crossfit " + std::string(to_string(t)) + ": pilot, bandwidth, estimate, interval",
+          [&] { r.crossfit.push_back(crossfit_entry(probs, labels, t, s)); });
+  for (CalibrationType t : kde_types(k))
+    stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
+          [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
+  if (k >= 2) stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
+  return r;
 }
 
-}  // namespace ecekde::cli
+std::optional<Predictions> prepare(ProbsView probs, LabelsView labels, const Settings& settings) {
+  // Check the input as given (row and column numbers in messages then refer to it) with a quick estimator
+  // that applies every check of the others.
+  BinnedOptions check;
+  check.type = probs.cols() == 1 ? CalibrationType::binary : CalibrationType::top_label;
+  check.renormalize = settings.renormalize;
+  binned_calibration_error(probs, labels, check);
+  if ((settings.renormalize && probs.cols() > 1) || !settings.classes.empty())
+    return restrict_and_renormalize(probs, labels, settings.classes);
+  return std::nullopt;
+}
+
+Report compute(ProbsView probs, LabelsView labels, const Settings& settings, const StageRunner& run_stage) {
+  const std::string dtype = probs.dtype() == ProbsView::DType::float32 ? "float32" : "float64";
+  const std::optional<Predictions> owned = prepare(probs, labels, settings);
+  if (owned) return compute_prepared(owned->probs_view(), owned->labels_view(), settings, dtype, run_stage);
+  return compute_prepared(probs, labels, settings, dtype, run_stage);
+}
+
+const std::vector<options::Option<Settings>>& options() {
+  using S = Settings;
+  using options::describe;
+  static const std::vector<options::Option<S>> table{
+      describe<&S::p>({.name = "p",
+                       .help = "Order of the L_p norm, any real p >= 1 (ECE^KDE and the binned L_p estimates)",
+                       .example = "2"}),
+      describe<&S::replicates>(
+          {.name = "replicates",
+           .help = "Replicates B of every bootstrap interval and every calibration test; 0 skips them",
+           .example = "0"}),
+      describe<&S::level>({.name = "level",
+                           .help = "Probability of the central percentile intervals and of the crossfit "
+                                   "estimator's interval (also of the plots' per-bin intervals)",
+                           .example = "0.9"}),
+      describe<&S::seed>({.name = "seed",
+                          .help = "Seed of the resampling: bootstrap replicate b and relabelled copy b use stream "
+                                  "(seed, b)",
+                          .example = "7"}),
+      describe<&S::bins>({.name = "bins",
+                          .help = "Bins of the top-label (and binary) binned estimates; marginal and canonical use "
+                                  "Doane's formula per class",
+                          .example = "10"}),
+      describe<&S::classes>({.name = "classes",
+                             .help = "Evaluate only these classes: samples with other labels are dropped and the "
+                                     "probabilities renormalised over the classes kept (e.g. three classes for the "
+                                     "simplex view)",
+                             .example = "0,2,1",
+                             .none = "every class"}),
+      describe<&S::renormalize>(
+          {.name = "renormalize",
+           .help = "Divide each probability row by its sum instead of rejecting rows that do not sum to 1",
+           .example = "true"}),
+      describe<&S::threads>({.name = "threads", .help = "Worker threads; 0 = every hardware thread", .example = "1"}),
+  };
+  return table;
+}
+
+}  // namespace ecekde::report
