@@ -92,7 +92,7 @@ std::vector<Row> intervals(const ecekde::SyntheticData& data, ecekde::Calibratio
     }
     return ecekde::binned_calibration_error(ecekde::ProbsView::row_major(f.data(), idx.size(), k), y, binned).ce_pow_p;
   };
-  rows.push_back({"bin-doane", "resample", ecekde::bootstrap(data.n, statistic, b, threads)});
+  rows.push_back({"bin-doane", "resample", ecekde::bootstrap(data.n, statistic, b, {.threads = threads})});
   return rows;
 }
 

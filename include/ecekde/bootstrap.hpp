@@ -59,10 +59,16 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
                            const BootstrapOptions& bootstrap = {});
 
 /// Percentile bootstrap of any statistic: statistic(indices) evaluates it on the resample given by
-/// n row indices (drawn with replacement); replicates run in parallel on `threads` threads, so the
+/// n row indices (drawn with replacement); replicates run in parallel on execution.threads threads, so the
 /// statistic must be thread-safe. estimate = statistic(0, 1, ..., n-1).
 Interval bootstrap(std::size_t n, const std::function<double(std::span<const std::size_t>)>& statistic,
-                   const BootstrapOptions& options = {}, int threads = 0);
+                   const BootstrapOptions& options = {}, const ExecutionOptions& execution = {});
+
+/// The same for a statistic of (probs, labels), the shape calibration_test() takes: replicate b evaluates it
+/// on the rows of bootstrap resample b, copied in the input's float type (so that estimators apply the same
+/// checks as to the input).
+Interval bootstrap(ProbsView probs, LabelsView labels, const std::function<double(ProbsView, LabelsView)>& statistic,
+                   const BootstrapOptions& options = {}, const ExecutionOptions& execution = {});
 
 /// The rows of bootstrap resample `replicate` (what both functions above use).
 std::vector<std::size_t> bootstrap_indices(std::size_t n, std::uint64_t seed, std::size_t replicate);

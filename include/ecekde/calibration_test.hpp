@@ -31,11 +31,11 @@ struct CalibrationTestResult {
 CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options = {},
                                            const CalibrationTestOptions& test = {});
 
-/// Any statistic of (probs, labels), e.g. a binned ECE; copies are evaluated in parallel on `threads`
+/// Any statistic of (probs, labels), e.g. a binned ECE; copies are evaluated in parallel on execution.threads
 /// threads, so the statistic must be thread-safe.
 CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
                                        const std::function<double(ProbsView, LabelsView)>& statistic,
-                                       const CalibrationTestOptions& test = {}, int threads = 0);
+                                       const CalibrationTestOptions& test = {}, const ExecutionOptions& execution = {});
 
 /// The labels of relabelled copy `replicate`: label i ~ Categorical(probs row i) (one column: Bernoulli).
 std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed, std::size_t replicate);

@@ -249,7 +249,7 @@ void register_kde(py::module_& m) {
         };
         const BootstrapOptions bo{.replicates = replicates, .level = level, .seed = seed};
         py::gil_scoped_release nogil;
-        return bootstrap(n, call, bo, threads);
+        return bootstrap(n, call, bo, {.threads = threads});
       },
       docstring("Percentile bootstrap of any statistic: statistic(rows) evaluates it on the resample given by n "
                 "row indices (an int64 array, drawn with replacement); the estimate is statistic(arange(n)) "
@@ -276,7 +276,8 @@ void register_kde(py::module_& m) {
           return statistic(probs_in.array, labels_object(y, labels_in)).cast<double>();
         };
         py::gil_scoped_release nogil;
-        return calibration_test(probs_in.view, labels_in.view, call, {.replicates = replicates, .seed = seed}, threads);
+        return calibration_test(probs_in.view, labels_in.view, call, {.replicates = replicates, .seed = seed},
+                                {.threads = threads});
       },
       docstring("A consistency-resampling calibration test with any statistic(probs, labels) -> float, e.g. "
                 "a binned ECE: relabelled copies draw label i from row i of probs (ecekde::calibration_test).",

@@ -448,11 +448,11 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
   r.standard_error = std::sqrt(accurate_sum(influence) / static_cast<double>(n - 1) / static_cast<double>(n));
   r.ce_pow_p = std::max(raw, 0.0);
-  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  r.ce = root_of(r.ce_pow_p, options.p);
   const double z = normal_quantile(options.level);
   r.ce_pow_p_interval = Bounds{options.level, std::max(raw - z * r.standard_error, 0.0), std::max(raw + z * r.standard_error, 0.0)};
-  r.ce_interval = Bounds{options.level, std::pow(r.ce_pow_p_interval->lower, 1 / options.p),
-                           std::pow(r.ce_pow_p_interval->upper, 1 / options.p)};
+  r.ce_interval = Bounds{options.level, root_of(r.ce_pow_p_interval->lower, options.p),
+                         root_of(r.ce_pow_p_interval->upper, options.p)};
 
   // What a reader must know before trusting the figure.
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))

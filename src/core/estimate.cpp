@@ -184,6 +184,8 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
   return out;
 }
 
+double root_of(double ce_pow_p, double p) { return std::pow(std::max(ce_pow_p, 0.0), 1 / p); }
+
 Result start_result(const EstimateOptions& options, const Prepared& in) {
   Result r;
   r.type = options.type;
@@ -235,7 +237,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
     r.ce_pow_p += v;
   }
-  r.ce = std::pow(std::max(r.ce_pow_p, 0.0), 1 / options.p);
+  r.ce = detail::root_of(r.ce_pow_p, options.p);
   return r;
 }
 

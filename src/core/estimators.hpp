@@ -58,7 +58,12 @@ void check_options(const EstimateOptions& options);
 /// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
 void check_plug_in(const EstimateOptions& options, std::string_view function);
 
-/// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in.
+/// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in: with check_options()
+/// and prepare() before it, the start every entry point shares.
 Result start_result(const EstimateOptions& options, const Prepared& in);
+
+/// CE_p from CE_p^p: max(CE_p^p, 0)^(1/p). The one root of every entry point (estimate, crossfit, gradient,
+/// bootstrap): a CE_p^p below 0 (the debiased form, an interval bound) reads as CE_p = 0, never NaN.
+double root_of(double ce_pow_p, double p);
 
 }  // namespace ecekde::detail

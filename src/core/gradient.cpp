@@ -181,7 +181,7 @@ GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const 
   auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, out.result.bandwidth, options.p, in.plan);
   Result& r = out.result;
   r.ce_pow_p = vg.ce_pow_p;
-  r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  r.ce = detail::root_of(r.ce_pow_p, options.p);
   if (options.type == CalibrationType::marginal) r.class_ce_pow_p = vg.class_values;
   out.grad_ce_pow_p = std::move(vg.grad);
   // d CE_p = (1/p) (CE_p^p)^(1/p - 1) d CE_p^p; at CE_p^p = 0 with p > 1 the factor is infinite and the

@@ -77,36 +77,6 @@ Summary summarize(ProbsView probs, LabelsView labels) {
 
 namespace {
 
-// Rows of the input copied out in the given order (a bootstrap resample), in the input's float type so
-// that the estimators apply the same checks as to the input itself.
-class Rows {
- public:
-  Rows(ProbsView probs, LabelsView labels, std::span<const std::size_t> index)
-      : n_(index.size()), k_(probs.cols()), float32_(probs.dtype() == ProbsView::DType::float32), y_(index.size()) {
-    if (float32_) {
-      f32_.reserve(n_ * k_);
-      for (std::size_t i : index)
-        for (std::size_t c = 0; c < k_; ++c) f32_.push_back(static_cast<float>(probs(i, c)));
-    } else {
-      f64_.reserve(n_ * k_);
-      for (std::size_t i : index)
-        for (std::size_t c = 0; c < k_; ++c) f64_.push_back(probs(i, c));
-    }
-    for (std::size_t j = 0; j < n_; ++j) y_[j] = labels[index[j]];
-  }
-  ProbsView probs() const {
-    return float32_ ? ProbsView::row_major(f32_.data(), n_, k_) : ProbsView::row_major(f64_.data(), n_, k_);
-  }
-  LabelsView labels() const { return LabelsView(y_); }
-
- private:
-  std::size_t n_, k_;
-  bool float32_;
-  std::vector<double> f64_;
-  std::vector<float> f32_;
-  std::vector<std::int64_t> y_;
-};
-
 using Statistic = std::function<double(ProbsView, LabelsView)>;
 using Root = std::function<double(double)>;
 
@@ -117,14 +87,9 @@ Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statis
   b.replicates = s.replicates;
   b.level = s.level;
   b.seed = s.seed;
-  const Interval interval = bootstrap(
-      probs.rows(),
-      [&](std::span<const std::size_t> index) {
-        const Rows rows(probs, labels, index);
-        return statistic(rows.probs(), rows.labels());
-      },
-      b, s.threads);
-  const CalibrationTestResult test = calibration_test(probs, labels, statistic, {s.replicates, s.seed}, s.threads);
+  const ExecutionOptions execution{.threads = s.threads};
+  const Interval interval = bootstrap(probs, labels, statistic, b, execution);
+  const CalibrationTestResult test = calibration_test(probs, labels, statistic, {s.replicates, s.seed}, execution);
   return {interval.lower, interval.upper, root(interval.lower), root(interval.upper), test.statistic, test.p_value};
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/estimators.hpp"
 #include "core/numeric.hpp"
@@ -168,11 +169,11 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
     const auto rep = detail::problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, in.plan);
     for (std::size_t b = 0; b < B; ++b) values[b] += rep[b];
   }
-  out.result.ce = std::pow(out.result.ce_pow_p, 1 / p);
+  out.result.ce = detail::root_of(out.result.ce_pow_p, p);
 
   // CE_p's interval is CE_p^p's mapped by the increasing x^(1/p) (interpolated quantiles of the roots
   // would differ slightly and no longer correspond).
-  auto root = [p](double v) { return std::pow(v, 1 / p); };
+  auto root = [p](double v) { return detail::root_of(v, p); };
   out.ce_pow_p = detail::make_interval(out.result.ce_pow_p, std::move(values), bootstrap.level);
   out.ce.estimate = out.result.ce;
   out.ce.level = bootstrap.level;
@@ -182,18 +183,63 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   return out;
 }
 
+namespace {
+
+// Rows of the input copied out in the given order (a bootstrap resample), in the input's float type so
+// that the estimators apply the same checks as to the input itself.
+class Rows {
+ public:
+  Rows(ProbsView probs, LabelsView labels, std::span<const std::size_t> index)
+      : n_(index.size()), k_(probs.cols()), float32_(probs.dtype() == ProbsView::DType::float32), y_(index.size()) {
+    if (float32_) {
+      f32_.reserve(n_ * k_);
+      for (std::size_t i : index)
+        for (std::size_t c = 0; c < k_; ++c) f32_.push_back(static_cast<float>(probs(i, c)));
+    } else {
+      f64_.reserve(n_ * k_);
+      for (std::size_t i : index)
+        for (std::size_t c = 0; c < k_; ++c) f64_.push_back(probs(i, c));
+    }
+    for (std::size_t j = 0; j < n_; ++j) y_[j] = labels[index[j]];
+  }
+  ProbsView probs() const {
+    return float32_ ? ProbsView::row_major(f32_.data(), n_, k_) : ProbsView::row_major(f64_.data(), n_, k_);
+  }
+  LabelsView labels() const { return LabelsView(y_); }
+
+ private:
+  std::size_t n_, k_;
+  bool float32_;
+  std::vector<double> f64_;
+  std::vector<float> f32_;
+  std::vector<std::int64_t> y_;
+};
+
+}  // namespace
+
 Interval bootstrap(std::size_t n, const std::function<double(std::span<const std::size_t>)>& statistic,
-                   const BootstrapOptions& options, int threads) {
+                   const BootstrapOptions& options, const ExecutionOptions& execution) {
   detail::check_bootstrap(options);
   if (n == 0) fail("bootstrap needs at least 1 sample");
   std::vector<std::size_t> all(n);
   for (std::size_t i = 0; i < n; ++i) all[i] = i;
   const double estimate = statistic(all);
   std::vector<double> values(options.replicates);
-  detail::parallel_for(options.replicates, threads, [&](std::size_t b, int) {
+  detail::parallel_for(options.replicates, execution.threads, [&](std::size_t b, int) {
     values[b] = statistic(bootstrap_indices(n, options.seed, b));
   });
   return detail::make_interval(estimate, std::move(values), options.level);
+}
+
+Interval bootstrap(ProbsView probs, LabelsView labels, const std::function<double(ProbsView, LabelsView)>& statistic,
+                   const BootstrapOptions& options, const ExecutionOptions& execution) {
+  return bootstrap(
+      probs.rows(),
+      [&](std::span<const std::size_t> index) {
+        const Rows rows(probs, labels, index);
+        return statistic(rows.probs(), rows.labels());
+      },
+      options, execution);
 }
 
 }  // namespace ecekde

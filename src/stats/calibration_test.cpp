@@ -101,12 +101,12 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
 
 CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
                                        const std::function<double(ProbsView, LabelsView)>& statistic,
-                                       const CalibrationTestOptions& test, int threads) {
+                                       const CalibrationTestOptions& test, const ExecutionOptions& execution) {
   detail::check_test(test);
   CalibrationTestResult out;
   out.statistic = statistic(probs, labels);
   out.null_values.assign(test.replicates, 0.0);
-  detail::parallel_for(test.replicates, threads, [&](std::size_t b, int) {
+  detail::parallel_for(test.replicates, execution.threads, [&](std::size_t b, int) {
     const std::vector<std::int64_t> y = consistency_labels(probs, test.seed, b);
     out.null_values[b] = statistic(probs, LabelsView(y));
   });

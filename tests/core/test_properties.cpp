@@ -5,7 +5,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "ecekde/bootstrap.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
 #include "ecekde/random.hpp"
 #include "generate.hpp"
 
@@ -124,6 +126,51 @@ TEST(Properties, CalibratedShrinksMiscalibratedStaysAbove) {
   EXPECT_GT(c100, c400);
   EXPECT_GT(c400, c1600);
   EXPECT_GT(m1600, 2.5 * c1600);
+}
+
+// Every entry point maps CE_p^p to CE_p by one rule, max(CE_p^p, 0)^(1/p): the paper's estimate in both
+// forms, the crossfit estimate and its interval, the gradient, and the bootstrap (estimate, interval and
+// replicates). Calibrated data make the debiased form and crossfit's raw interval bounds negative.
+TEST(EntryPoints, TakeTheRootOfCePowPTheSameWay) {
+  const auto root = [](double v, double p) { return std::pow(std::max(v, 0.0), 1 / p); };
+  bool negative_debiased = false;
+  for (std::uint64_t seed : {3u, 4u, 5u}) {
+    const oracle::Data d = testdata::softmax_predictions(80, 3, seed);  // labels drawn from f: calibrated
+    const ecekde::ProbsView probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+    const ecekde::LabelsView labels(d.y);
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label}) {
+      for (double p : {1.0, 1.5, 2.0, 3.0}) {
+        SCOPED_TRACE(testing::Message() << "seed " << seed << ", " << ecekde::to_string(type) << ", p = " << p);
+        ecekde::EstimateOptions o;
+        o.type = type;
+        o.p = p;
+        o.bandwidth = 0.1;
+        o.execution.threads = 2;
+        const ecekde::Result crossfit = ecekde::estimate(probs, labels, o);
+        EXPECT_EQ(crossfit.ce, root(crossfit.ce_pow_p, p));
+        EXPECT_EQ(crossfit.ce_interval->lower, root(crossfit.ce_pow_p_interval->lower, p));
+        EXPECT_EQ(crossfit.ce_interval->upper, root(crossfit.ce_pow_p_interval->upper, p));
+        o.estimator = ecekde::Estimator::paper;
+        const ecekde::Result paper = ecekde::estimate(probs, labels, o);
+        EXPECT_EQ(paper.ce, root(paper.ce_pow_p, p));
+        const ecekde::GradientResult g = ecekde::estimate_with_gradient(probs, labels, o);
+        EXPECT_EQ(g.result.ce, root(g.result.ce_pow_p, p));
+        const ecekde::KdeBootstrap b = ecekde::bootstrap_kde(probs, labels, o, {.replicates = 20});
+        EXPECT_EQ(b.result.ce, root(b.result.ce_pow_p, p));
+        EXPECT_EQ(b.ce.lower, root(b.ce_pow_p.lower, p));
+        EXPECT_EQ(b.ce.upper, root(b.ce_pow_p.upper, p));
+        for (std::size_t r = 0; r < b.ce.replicates.size(); ++r)
+          EXPECT_EQ(b.ce.replicates[r], root(b.ce_pow_p.replicates[r], p));
+        if (p == 2.0) {
+          o.form = ecekde::KdeForm::debiased;
+          const ecekde::Result debiased = ecekde::estimate(probs, labels, o);
+          EXPECT_EQ(debiased.ce, root(debiased.ce_pow_p, p));
+          negative_debiased |= debiased.ce_pow_p < 0;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(negative_debiased) << "no case reached a negative CE_p^p: the test would not see the clamp";
 }
 
 }  // namespace

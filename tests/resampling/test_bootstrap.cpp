@@ -153,7 +153,7 @@ TEST(Bootstrap, GenericStatisticAndErrors) {
   };
   ecekde::BootstrapOptions b;
   b.replicates = 50;
-  const auto iv = ecekde::bootstrap(x.size(), mean, b, 2);
+  const auto iv = ecekde::bootstrap(x.size(), mean, b, {.threads = 2});
   EXPECT_DOUBLE_EQ(iv.estimate, 3.875);
   for (std::size_t r = 0; r < b.replicates; ++r) EXPECT_EQ(iv.replicates[r], mean(ecekde::bootstrap_indices(x.size(), 0, r)));
   b.replicates = 1;

@@ -89,7 +89,7 @@ TEST(CalibrationTest, GenericStatistic) {
   };
   ecekde::CalibrationTestOptions t;
   t.replicates = 20;
-  const auto res = ecekde::calibration_test(view(d), ecekde::LabelsView(d.y), mean_top, t, 2);
+  const auto res = ecekde::calibration_test(view(d), ecekde::LabelsView(d.y), mean_top, t, {.threads = 2});
   for (std::size_t b = 0; b < t.replicates; ++b) {
     const auto y = ecekde::consistency_labels(view(d), t.seed, b);
     EXPECT_EQ(res.null_values[b], mean_top(view(d), ecekde::LabelsView(y)));

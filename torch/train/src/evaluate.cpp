@@ -95,7 +95,7 @@ Metrics evaluate(std::span<const double> logits, std::span<const std::int64_t> l
     b.replicates = options.bootstrap;
     b.level = options.level;
     b.seed = options.seed;
-    const Interval interval = bootstrap(n, statistic, b, options.threads);
+    const Interval interval = bootstrap(n, statistic, b, {.threads = options.threads});
     m.ece_bin_lower = interval.lower;
     m.ece_bin_upper = interval.upper;
   }
