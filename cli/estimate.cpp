@@ -9,7 +9,7 @@
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/options.hpp"
-#include "inputs.hpp"
+#include "input_flags.hpp"
 #include "ecekde/report.hpp"
 #include "option_flags.hpp"
 #include "output.hpp"

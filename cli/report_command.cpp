@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/report.hpp"
-#include "inputs.hpp"
+#include "input_flags.hpp"
 #include "option_flags.hpp"
 #include "progress.hpp"
 #include "report_plots.hpp"
@@ -31,7 +31,7 @@ struct ReportCommand {
     report::Settings settings;
     flags.apply(report::options(), settings);
     const io::Predictions in = load_inputs(input);
-    const std::optional<report::Predictions> owned = report::prepare(in.probs.view(), in.labels.view(), settings);
+    const std::optional<report::PreparedInput> owned = report::prepare(in.probs.view(), in.labels.view(), settings);
     const ProbsView probs = owned ? owned->probs_view() : in.probs.view();
     const LabelsView labels = owned ? owned->labels_view() : in.labels.view();
     if (probs.rows() > kLargeN)

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 
 namespace {
 

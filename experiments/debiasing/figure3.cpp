@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/synthetic.hpp"
 #include "stats/synthetic_truth.hpp"

@@ -3,7 +3,6 @@
 
 #include "ecekde/binned.hpp"
 #include "ecekde/data.hpp"
-#include "ecekde/debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"

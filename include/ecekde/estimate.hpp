@@ -175,6 +175,10 @@ struct Result {
   std::vector<std::string> warnings;
 };
 
+/// Throws Error naming the first option out of range (p, bandwidth, level, folds, form for p and the
+/// estimator): the checks every entry point applies first, for callers that validate before a long run.
+void check_options(const EstimateOptions& options);
+
 /// Estimates the L_p calibration error of the predictions `probs` (n x K) against `labels` (n), by
 /// options.estimator (the cross-fit estimator unless told otherwise).
 /// Throws Error with a one-line message on bad input.

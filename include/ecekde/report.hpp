@@ -96,9 +96,9 @@ std::vector<BinnedOptions> binned_plan(std::size_t k, const Settings& settings);
 /// A binned estimate in words: "top-label, 15 equal-width bins, L1", "canonical, Doane bins, per-sample L1".
 std::string describe(const BinnedOptions& options);
 
-/// Predictions the report owns: the classes of Settings::classes (rows with other labels dropped,
+/// PreparedInput the report owns: the classes of Settings::classes (rows with other labels dropped,
 /// probabilities renormalised over the classes kept) and/or rows divided by their sums.
-struct Predictions {
+struct PreparedInput {
   std::vector<double> probs;
   std::vector<std::int64_t> labels;
   std::size_t n = 0, k = 0;
@@ -109,7 +109,7 @@ struct Predictions {
 /// The predictions the report evaluates: `probs` and `labels` checked as given (row and column numbers in
 /// errors refer to the input), then restricted to settings.classes and renormalised as asked. Empty when
 /// neither applies (the input is used as it is). Throws Error on bad input.
-std::optional<Predictions> prepare(ProbsView probs, LabelsView labels, const Settings& settings);
+std::optional<PreparedInput> prepare(ProbsView probs, LabelsView labels, const Settings& settings);
 
 /// Runs `work` as a named stage (a progress display shows the name and the time taken).
 using StageRunner = std::function<void(std::string_view stage, const std::function<void()>& work)>;

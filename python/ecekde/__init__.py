@@ -44,23 +44,14 @@ from ._ecekde import (  # noqa: F401
     generate_synthetic,
     kernel_regression,
     mmce,
-    ratio_of_means,
-    ratio_of_squared_means,
     read_labels,
     read_predictions,
     read_predictions_csv,
     read_probabilities,
     report,
     select_bandwidth,
-    sharpness_at,
     synthetic_ground_truth,
     temperature_scale,
-    unbiased_covariance,
-    unbiased_cube_of_mean,
-    unbiased_fourth_power_of_mean,
-    unbiased_product_of_means,
-    unbiased_square_of_mean,
-    unbiased_third_comoment,
 )
 
 

@@ -7,7 +7,7 @@
 
 #include "arrays.hpp"
 #include "docstrings.hpp"
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/synthetic.hpp"
 #include "module.hpp"
@@ -81,20 +81,24 @@ void register_stats(py::module_& m) {
       "T_t(q) = softmax(log q / t) of one probability vector q (ecekde::temperature_scale).", py::arg("q"),
       py::arg("t"));
 
+  // The research helpers (ecekde::research, research/debias.hpp), in their own submodule.
+  py::module_ research = m.def_submodule(
+      "research", "Research helpers behind docs/validation.md: unbiased U-statistics and the debiased ratio "
+                  "estimators of the paper's Appendices C and D (not the estimators' API).");
   // Unbiased U-statistics.
-  m.def("unbiased_square_of_mean", [](const Values& x) { return unbiased_square_of_mean(span_of(x)); },
+  research.def("unbiased_square_of_mean", [](const Values& x) { return unbiased_square_of_mean(span_of(x)); },
         "mu_X^2 unbiased: the mean of x_i x_j over i != j (n >= 2).", py::arg("x"));
-  m.def("unbiased_product_of_means",
+  research.def("unbiased_product_of_means",
         [](const Values& x, const Values& y) { return unbiased_product_of_means(span_of(x), span_of(y)); },
         "mu_X mu_Y unbiased: the mean of x_i y_j over i != j (n >= 2).", py::arg("x"), py::arg("y"));
-  m.def("unbiased_cube_of_mean", [](const Values& x) { return unbiased_cube_of_mean(span_of(x)); },
+  research.def("unbiased_cube_of_mean", [](const Values& x) { return unbiased_cube_of_mean(span_of(x)); },
         "mu_X^3 unbiased: the mean of x_i x_j x_k over distinct i, j, k (n >= 3).", py::arg("x"));
-  m.def("unbiased_fourth_power_of_mean", [](const Values& x) { return unbiased_fourth_power_of_mean(span_of(x)); },
+  research.def("unbiased_fourth_power_of_mean", [](const Values& x) { return unbiased_fourth_power_of_mean(span_of(x)); },
         "mu_X^4 unbiased: the mean of x_i x_j x_k x_l over distinct indices (n >= 4).", py::arg("x"));
-  m.def("unbiased_covariance",
+  research.def("unbiased_covariance",
         [](const Values& x, const Values& y) { return unbiased_covariance(span_of(x), span_of(y)); },
         "Cov(X, Y) with divisor n - 1 (n >= 2).", py::arg("x"), py::arg("y"));
-  m.def("unbiased_third_comoment",
+  research.def("unbiased_third_comoment",
         [](const Values& x, const Values& y) { return unbiased_third_comoment(span_of(x), span_of(y)); },
         "E[(X - mu_X)^2 (Y - mu_Y)] unbiased (n >= 3).", py::arg("x"), py::arg("y"));
 
@@ -104,13 +108,13 @@ void register_stats(py::module_& m) {
       {ArgDoc("x", "n values of the denominator's variable"), ArgDoc("y", "n values of the numerator's"),
        ArgDoc(param::debiasing)},
       "float");
-  m.def(
+  research.def(
       "ratio_of_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
         return ratio_of_means(span_of(x), span_of(y), parse_name<RatioDebiasing>(debiasing));
       },
       ratio_doc.c_str(), py::arg("x"), py::arg("y"), py::kw_only(), arg(param::debiasing) = "none");
-  m.def(
+  research.def(
       "ratio_of_squared_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
         return ratio_of_squared_means(span_of(x), span_of(y), parse_name<RatioDebiasing>(debiasing));
@@ -122,7 +126,7 @@ void register_stats(py::module_& m) {
                 "float")
           .c_str(),
       py::arg("x"), py::arg("y"), py::kw_only(), arg(param::debiasing) = "none");
-  m.def(
+  research.def(
       "sharpness_at",
       [](const Values& kernel, py::object labels, std::string_view debiasing) {
         const LabelsInput labels_in = labels_input(labels);

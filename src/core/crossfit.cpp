@@ -26,7 +26,7 @@
 #include "core/logit_fit.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/random.hpp"
 
 namespace ecekde::detail {
@@ -99,7 +99,7 @@ double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 // Each input row's fold, from a hash of the row's probabilities and label: the assignment does not depend
 // on the order of the rows (permuting samples permutes the folds with them), and copies share a fold.
 // With two columns only the last is hashed, so that [1 - p, p] and the one column p share their folds.
-std::vector<std::size_t> folds_of(const Predictions& pred, std::size_t folds) {
+std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds) {
   std::vector<std::size_t> fold(pred.n);
   const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {

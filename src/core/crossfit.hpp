@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "ecekde/estimate.hpp"
 
 namespace ecekde::detail {

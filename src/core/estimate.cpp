@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "core/crossfit.hpp"
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
 #include "core/regression_forms.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/random.hpp"
 
 namespace ecekde {
@@ -201,15 +201,6 @@ Result start_result(const EstimateOptions& options, const Prepared& in) {
   return r;
 }
 
-void check_options(const EstimateOptions& options) {
-  check_p(options.p);
-  if (options.bandwidth) check_bandwidth(*options.bandwidth);
-  if (options.form == KdeForm::debiased && options.p != 2)
-    fail_with("the debiased form estimates CE_2^2 and needs p = 2, got p = ", options.p);
-  if (!(options.level > 0 && options.level < 1)) fail_with("level must be in (0, 1), got ", options.level);
-  if (options.folds < 2) fail_with("folds must be >= 2, got ", options.folds);
-}
-
 void check_plug_in(const EstimateOptions& options, std::string_view function) {
   if (options.form != KdeForm::plug_in)
     fail_with(function, " supports only the plug-in form, got form ", to_string(options.form));
@@ -217,8 +208,17 @@ void check_plug_in(const EstimateOptions& options, std::string_view function) {
 
 }  // namespace detail
 
+void check_options(const EstimateOptions& options) {
+  detail::check_p(options.p);
+  if (options.bandwidth) detail::check_bandwidth(*options.bandwidth);
+  if (options.form == KdeForm::debiased && options.p != 2)
+    detail::fail_with("the debiased form estimates CE_2^2 and needs p = 2, got p = ", options.p);
+  if (!(options.level > 0 && options.level < 1)) detail::fail_with("level must be in (0, 1), got ", options.level);
+  if (options.folds < 2) detail::fail_with("folds must be >= 2, got ", options.folds);
+}
+
 Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
-  detail::check_options(options);
+  check_options(options);
   if (options.estimator == Estimator::crossfit && options.form != KdeForm::plug_in)
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);

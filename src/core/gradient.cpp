@@ -12,11 +12,11 @@
 
 #include <cmath>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/gradient.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 
@@ -124,7 +124,7 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
   return out;
 }
 
-ValueGradient value_and_gradient(const Predictions& pred, const std::vector<LabelledPoints>& problems,
+ValueGradient value_and_gradient(const CheckedPredictions& pred, const std::vector<LabelledPoints>& problems,
                                  CalibrationType type, double h, double p, const SweepPlan& plan) {
   const std::size_t n = pred.n, k = pred.k;
   const double weight = problem_weight(type);
@@ -173,7 +173,7 @@ ValueGradient value_and_gradient(const Predictions& pred, const std::vector<Labe
 namespace ecekde {
 
 GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
-  detail::check_options(options);
+  check_options(options);
   detail::check_plug_in(options, "estimate_with_gradient");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   GradientResult out;

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 
 namespace ecekde::detail {
 
@@ -24,7 +24,7 @@ struct ValueGradient {
 
 /// CE_p^p of `type` and its gradient with respect to every entry of pred.f, each a free variable
 /// (no validation: pred may lie off the simplex, as finite differences need).
-ValueGradient value_and_gradient(const Predictions& pred, const std::vector<LabelledPoints>& problems,
+ValueGradient value_and_gradient(const CheckedPredictions& pred, const std::vector<LabelledPoints>& problems,
                                  CalibrationType type, double h, double p, const SweepPlan& plan);
 
 }  // namespace ecekde::detail

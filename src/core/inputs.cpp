@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 
@@ -56,8 +56,8 @@ std::vector<std::int32_t> read_labels(LabelsView labels, std::size_t rows, std::
   return y;
 }
 
-Predictions read_predictions(ProbsView probs, LabelsView labels, bool renormalize) {
-  Predictions out;
+CheckedPredictions read_predictions(ProbsView probs, LabelsView labels, bool renormalize) {
+  CheckedPredictions out;
   out.f = read_probabilities(probs, renormalize);
   out.n = probs.rows();
   out.k = probs.cols();

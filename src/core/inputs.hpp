@@ -11,7 +11,7 @@ namespace ecekde::detail {
 
 /// Validated predictions: n x k probabilities (row-major, double) and labels in [0, k) (or {0, 1} for
 /// one-column input).
-struct Predictions {
+struct CheckedPredictions {
   std::size_t n = 0, k = 0;
   std::vector<double> f;       // n x k
   std::vector<std::int32_t> y; // n
@@ -27,7 +27,7 @@ std::vector<double> read_probabilities(ProbsView probs, bool renormalize);
 std::vector<std::int32_t> read_labels(LabelsView labels, std::size_t rows, std::size_t classes);
 
 /// Both of the above; one-column probabilities take labels in {0, 1}.
-Predictions read_predictions(ProbsView probs, LabelsView labels, bool renormalize);
+CheckedPredictions read_predictions(ProbsView probs, LabelsView labels, bool renormalize);
 
 /// Option checks shared by every estimator.
 void check_p(double p);

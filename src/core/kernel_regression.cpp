@@ -3,15 +3,15 @@
 
 #include <cmath>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/reducers.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde {
 
 KernelRegression kernel_regression(ProbsView probs, LabelsView labels, ProbsView queries,
                                    const EstimateOptions& options) {
-  detail::check_options(options);
+  check_options(options);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const bool canonical = options.type == CalibrationType::canonical;
   const std::size_t k = in.pred.k, want_cols = canonical ? k : 1;

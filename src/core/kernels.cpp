@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 namespace isa_baseline { TileKernels make_kernels(); }

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 

@@ -8,7 +8,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::options {
 

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 
@@ -61,14 +61,14 @@ LabelledPoints one_dimensional(const std::vector<double>& s, const std::vector<d
 
 }  // namespace
 
-std::size_t top_index(const Predictions& pred, std::size_t j) {
+std::size_t top_index(const CheckedPredictions& pred, std::size_t j) {
   std::size_t top = 0;
   for (std::size_t c = 1; c < pred.k; ++c)
     if (pred(j, c) > pred(j, top)) top = c;
   return top;
 }
 
-std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationType type) {
+std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, CalibrationType type) {
   check_type_applies(type, pred.k);
   const std::size_t n = pred.n, k = pred.k;
   std::vector<LabelledPoints> out;

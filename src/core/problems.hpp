@@ -31,10 +31,10 @@ struct LabelledPoints {
 };
 
 /// The column of row j's largest probability; ties go to the lowest index.
-std::size_t top_index(const Predictions& pred, std::size_t j);
+std::size_t top_index(const CheckedPredictions& pred, std::size_t j);
 
 /// The problems of `type` on validated predictions, in a fixed order (marginal: class 0, 1, ...).
-std::vector<LabelledPoints> make_problems(const Predictions& pred, CalibrationType type);
+std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, CalibrationType type);
 
 /// Checks that `type` applies to predictions with k columns.
 void check_type_applies(CalibrationType type, std::size_t k);

@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
 #include "core/regression_reducers.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/estimate.hpp"
 
 namespace ecekde::detail {

@@ -13,7 +13,7 @@
 
 #include "core/kernels.hpp"
 #include "core/parallel.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde {
 struct ExecutionOptions;

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::io::detail {
 

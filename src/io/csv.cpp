@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/io.hpp"
 #include "io/common.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/io.hpp"
 #include "io/common.hpp"
 

@@ -8,7 +8,7 @@
 #include "core/inputs.hpp"
 #include "core/numeric.hpp"
 #include "core/problems.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "metrics/histogram.hpp"
 
 namespace ecekde {
@@ -30,7 +30,7 @@ ScoredSamples one_dimensional(std::size_t n) {
   return s;
 }
 
-std::vector<ScoredSamples> make_binned_problems(const detail::Predictions& pred, CalibrationType type) {
+std::vector<ScoredSamples> make_binned_problems(const detail::CheckedPredictions& pred, CalibrationType type) {
   const std::size_t n = pred.n, k = pred.k;
   std::vector<ScoredSamples> out;
   switch (type) {
@@ -177,7 +177,7 @@ BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const 
       options.type == CalibrationType::canonical ? BinnedForm::per_sample : BinnedForm::per_bin);
   check_options(options, form);
   if (probs.cols() > 0) detail::check_type_applies(options.type, probs.cols());
-  const detail::Predictions pred = detail::read_predictions(probs, labels, options.renormalize);
+  const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, options.renormalize);
 
   BinnedResult r;
   r.type = options.type;

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde {
 

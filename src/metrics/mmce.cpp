@@ -19,7 +19,7 @@
 
 #include "core/inputs.hpp"
 #include "core/numeric.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde {
 
@@ -67,7 +67,7 @@ MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) 
   if (!(std::isfinite(width) && width > 0))
     detail::fail_with("kernel_width must be a finite number > 0, got ", width);
   if (probs.cols() == 1) detail::fail_with("mmce needs at least 2 classes, probs has 1 column");
-  const detail::Predictions pred = detail::read_predictions(probs, labels, false);
+  const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, false);
   const std::size_t n = pred.n, k = pred.k;
 
   MmceResult res;

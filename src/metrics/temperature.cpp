@@ -11,7 +11,7 @@
 
 #include "core/inputs.hpp"
 #include "core/numeric.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde {
 

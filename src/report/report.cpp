@@ -150,7 +150,7 @@ std::string with_resampling(const Settings& s) {
   return s.replicates ? ", bootstrap and test (B = " + std::to_string(s.replicates) + ")" : "";
 }
 
-Predictions restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
+PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
   const std::size_t k = probs.cols();
   std::vector<std::size_t> columns;
   std::vector<std::int64_t> position(k == 1 ? 2 : k, -1);
@@ -168,7 +168,7 @@ Predictions restrict_and_renormalize(ProbsView probs, LabelsView labels, const s
       columns.push_back(static_cast<std::size_t>(c));
     }
   }
-  Predictions out;
+  PreparedInput out;
   out.k = columns.size();
   for (std::size_t r = 0; r < probs.rows(); ++r) {
     const std::int64_t y = classes.empty() ? labels[r] : position[static_cast<std::size_t>(labels[r])];
@@ -206,7 +206,7 @@ Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, s
   return r;
 }
 
-std::optional<Predictions> prepare(ProbsView probs, LabelsView labels, const Settings& settings) {
+std::optional<PreparedInput> prepare(ProbsView probs, LabelsView labels, const Settings& settings) {
   // Check the input as given (row and column numbers in messages then refer to it) with a quick estimator
   // that applies every check of the others.
   BinnedOptions check;
@@ -220,7 +220,7 @@ std::optional<Predictions> prepare(ProbsView probs, LabelsView labels, const Set
 
 Report compute(ProbsView probs, LabelsView labels, const Settings& settings, const StageRunner& run_stage) {
   const std::string dtype = probs.dtype() == ProbsView::DType::float32 ? "float32" : "float64";
-  const std::optional<Predictions> owned = prepare(probs, labels, settings);
+  const std::optional<PreparedInput> owned = prepare(probs, labels, settings);
   if (owned) return compute_prepared(owned->probs_view(), owned->labels_view(), settings, dtype, run_stage);
   return compute_prepared(probs, labels, settings, dtype, run_stage);
 }

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/random.hpp"
-#include "stats/replicates.hpp"
+#include "core/replicate_reducers.hpp"
 
 namespace ecekde {
 
@@ -148,7 +148,7 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
 
 KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                            const BootstrapOptions& bootstrap) {
-  detail::check_options(options);
+  check_options(options);
   detail::check_plug_in(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "ecekde/random.hpp"
-#include "stats/replicates.hpp"
+#include "core/replicate_reducers.hpp"
 
 namespace ecekde {
 
@@ -44,7 +44,7 @@ std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed
 
 CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                                            const CalibrationTestOptions& test) {
-  detail::check_options(options);
+  check_options(options);
   detail::check_plug_in(options, "calibration_test_kde");
   detail::check_test(test);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);

@@ -7,7 +7,7 @@
 #include "core/inputs.hpp"
 #include "core/numeric.hpp"
 #include "core/parallel.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 #include "stats/synthetic_truth.hpp"
 
 namespace ecekde {

@@ -8,7 +8,7 @@
 
 #include "core/numeric.hpp"
 #include "core/parallel.hpp"
-#include "core/text.hpp"
+#include "core/messages.hpp"
 
 namespace ecekde::detail {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "ecekde/estimate.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"

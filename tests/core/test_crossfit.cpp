@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "core/crossfit.hpp"
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "ecekde/estimate.hpp"
 #include "expect_error.hpp"
 #include "generate.hpp"

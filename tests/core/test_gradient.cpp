@@ -13,8 +13,8 @@ namespace {
 using ecekde::CalibrationType;
 using namespace ecekde::detail;
 
-Predictions to_predictions(const oracle::Data& d) {
-  Predictions p;
+CheckedPredictions to_predictions(const oracle::Data& d) {
+  CheckedPredictions p;
   p.n = d.n;
   p.k = d.k;
   p.f = d.f;
@@ -29,14 +29,14 @@ SweepPlan plan(int threads, std::size_t block) {
   return SweepPlan::from(e);
 }
 
-double value(const Predictions& pred, CalibrationType type, double h, double p) {
+double value(const CheckedPredictions& pred, CalibrationType type, double h, double p) {
   return value_and_gradient(pred, make_problems(pred, type), type, h, p, plan(1, 512)).ce_pow_p;
 }
 
 // Largest |analytic - numeric| over all entries, relative to the largest |numeric|.
 double gradient_error(const oracle::Data& d, CalibrationType type, double h, double p, int threads,
                       std::size_t block) {
-  Predictions pred = to_predictions(d);
+  CheckedPredictions pred = to_predictions(d);
   const auto vg = value_and_gradient(pred, make_problems(pred, type), type, h, p, plan(threads, block));
   const double step = 2e-5;  // fourth-order stencil: truncation ~ step^4, rounding ~ 1e-16 / step
   double worst = 0, scale = 0;

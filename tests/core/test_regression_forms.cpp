@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/estimators.hpp"
+#include "core/estimate_steps.hpp"
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"

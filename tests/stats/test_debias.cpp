@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/random.hpp"
 #include "expect_error.hpp"

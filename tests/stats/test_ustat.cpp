@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ecekde/random.hpp"
-#include "stats/ustat.hpp"
+#include "ustat.hpp"
 
 namespace {
 

@@ -14,7 +14,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
-#include "core/inputs.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/gradient.hpp"
 
@@ -140,7 +139,7 @@ at::Tensor calibration_error(const at::Tensor& probs, const at::Tensor& labels,
 double select_bandwidth(const at::Tensor& probs, const CalibrationErrorOptions& options) {
   return translate_errors([&] {
     if (options.bandwidth) {
-      detail::check_bandwidth(*options.bandwidth);
+      check_options(estimate_options(options));
       return *options.bandwidth;
     }
     ExecutionOptions execution;

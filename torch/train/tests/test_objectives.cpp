@@ -7,7 +7,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/mmce.hpp"

@@ -1,9 +1,9 @@
-#include "stats/ustat.hpp"
+#include "ustat.hpp"
 
 #include <array>
 #include <cstddef>
 
-#include "core/text.hpp"
+#include "ecekde/error.hpp"
 
 namespace ecekde::detail {
 
@@ -39,9 +39,10 @@ double falling_factorial(std::size_t n, std::size_t m) {
 
 double distinct_product_sum(std::span<const std::span<const double>> factors) {
   const std::size_t m = factors.size();
-  ECEKDE_ASSERT(m >= 1 && m <= kMaxFactors);
+  if (m < 1 || m > kMaxFactors) fail_with("internal error: distinct_product_sum of ", m, " factors");
   const std::size_t n = factors[0].size();
-  for (auto f : factors) ECEKDE_ASSERT(f.size() == n);
+  for (auto f : factors)
+    if (f.size() != n) fail_with("internal error: distinct_product_sum of factors of unequal length");
 
   // subset_sum[mask] = sum_i prod_{t in mask} factors[t][i]; per i the products of all masks are built
   // from the mask without its lowest bit.

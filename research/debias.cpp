@@ -1,7 +1,7 @@
 // The paper's ratio estimators and their bias corrections. The formulas, their derivation and the
 // corrections to the paper's appendices are in docs/validation.md ("Debiasing"); the comments below
 // name the pieces.
-#include "ecekde/debias.hpp"
+#include "debias.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -9,8 +9,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "core/text.hpp"
-#include "stats/ustat.hpp"
+#include "ecekde/error.hpp"
+#include "ustat.hpp"
 
 namespace ecekde {
 
@@ -20,16 +20,16 @@ using Span = std::span<const double>;
 
 void check_finite(const char* function, const char* name, Span v) {
   for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i])) detail::fail_with(function, ": ", name, "[", i, "] = ", v[i], " is not finite");
+    if (!std::isfinite(v[i])) fail_with(function, ": ", name, "[", i, "] = ", v[i], " is not finite");
 }
 
 void check_count(const char* function, std::size_t n, std::size_t minimum) {
-  if (n < minimum) detail::fail_with(function, ": needs at least ", minimum, " values, got ", n);
+  if (n < minimum) fail_with(function, ": needs at least ", minimum, " values, got ", n);
 }
 
 void check_pairs(const char* function, Span x, Span y, std::size_t minimum) {
   if (x.size() != y.size())
-    detail::fail_with(function, ": x has ", x.size(), " values but y has ", y.size());
+    fail_with(function, ": x has ", x.size(), " values but y has ", y.size());
   check_count(function, x.size(), minimum);
   check_finite(function, "x", x);
   check_finite(function, "y", y);
@@ -93,7 +93,7 @@ struct Summary {
 
 void require_nonzero(const char* function, const char* what, double value) {
   if (value == 0)
-    detail::fail_with(function, ": the paper's correction divides by the estimate of ", what,
+    fail_with(function, ": the paper's correction divides by the estimate of ", what,
                       ", which is 0 for this sample (RatioDebiasing::complete does not)");
 }
 
@@ -260,14 +260,14 @@ double ratio_of_squared_means(Span x, Span y, RatioDebiasing debiasing) {
 double sharpness_at(Span kernel, LabelsView labels, RatioDebiasing debiasing) {
   const char* function = "sharpness_at";
   if (labels.size() != kernel.size())
-    detail::fail_with(function, ": labels has ", labels.size(), " entries but kernel has ", kernel.size());
+    fail_with(function, ": labels has ", labels.size(), " entries but kernel has ", kernel.size());
   for (std::size_t i = 0; i < kernel.size(); ++i)
     if (!(std::isfinite(kernel[i]) && kernel[i] >= 0))
-      detail::fail_with(function, ": kernel[", i, "] = ", kernel[i], " is not a finite value >= 0");
+      fail_with(function, ": kernel[", i, "] = ", kernel[i], " is not a finite value >= 0");
   std::vector<double> weighted(kernel.size());
   for (std::size_t i = 0; i < kernel.size(); ++i) {
     const std::int64_t label = labels[i];
-    if (label != 0 && label != 1) detail::fail_with(function, ": labels[", i, "] = ", label, " is not 0 or 1");
+    if (label != 0 && label != 1) fail_with(function, ": labels[", i, "] = ", label, " is not 0 or 1");
     weighted[i] = label == 1 ? kernel[i] : 0.0;
   }
   return squared_means_ratio(function, kernel, weighted, debiasing);

@@ -1,4 +1,4 @@
-#include "inputs.hpp"
+#include "input_flags.hpp"
 
 #include "app.hpp"
 

@@ -1,4 +1,5 @@
-// Internal entry points of the estimators, shared by the gradient, bootstrap and test modules.
+// The steps every ECE^KDE entry point shares (check, prepare, bandwidth, the row errors, the root), implemented
+// in estimate.cpp and used by the gradient, crossfit, bootstrap and test modules.
 #pragma once
 
 #include <cstddef>
@@ -44,16 +45,13 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
 /// Validated input, its kernel problems and the sweep plan.
 struct Prepared {
   SweepPlan plan;
-  Predictions pred;
+  CheckedPredictions pred;
   std::vector<LabelledPoints> problems;
 };
 
 /// Validates and prepares; without labels (bandwidth selection only) every label is 0.
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels);
-
-/// Checks p, an explicit bandwidth, and that the form applies to p.
-void check_options(const EstimateOptions& options);
 
 /// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
 void check_plug_in(const EstimateOptions& options, std::string_view function);
