@@ -38,13 +38,8 @@ enum class BandwidthCriterion {
   /// The authors' reference code: the same sum minus log h per point. Not a normalised density; it
   /// favours smaller h. Offered so that the reference code's choice can be reproduced.
   reference,
-  /// Not the paper's: leave-one-out cross-validation of the kernel regression the estimate is built on.
-  /// The score is minus the mean leave-one-out Brier score, -(1/n) sum_j ||e_{y_j} - r_j||^2 with r_j
-  /// the leave-one-out estimate of E[y | f_j] (one-dimensional problems: -(1/n) sum_j (b_j - r_j)^2),
-  /// summed over the problems like the likelihood. It chooses the h under which r is the best predictor
-  /// of the labels, and since | ||r_j - f_j|| - ||E[y|f_j] - f_j|| | <= ||r_j - E[y|f_j]||, an accurate r
-  /// makes an accurate estimate; the density likelihood chooses far smaller h (docs/validation.md).
-  /// Needs the labels.
+  /// Not the paper's: minus the mean leave-one-out Brier score of the kernel regression the estimate is
+  /// built on (README, Bandwidth). Needs the labels.
   loo_regression,
 };
 
@@ -81,15 +76,8 @@ struct BandwidthOptions {
 enum class KdeForm {
   /// ||r_j - f_j||_p^p, averaged over the rows: the paper's Eq. 9 (the default).
   plug_in,
-  /// Not the paper's; p = 2 only. E||r_j - f_j||^2 includes the label noise Var(r_j); this form drops it
-  /// by leaving the pairs i = k out of the square: per row and class, with kernel weights w_i and
-  /// d_ic = 1[y_i = c] - f_jc (i != j),
-  ///   U_jc = sum_{i != k} w_i w_k d_ic d_kc / sum_{i != k} w_i w_k,
-  /// whose expectation given the predictions is free of label noise (the kernel analogue of the paper's
-  /// Eq. 7 and of the debiased binned estimator of Kumar et al. 2019). The estimate is the mean over rows
-  /// of sum_c U_jc (one-dimensional problems: the positive class's U_j1) and can be negative; ce is then
-  /// sqrt(max(ce_pow_p, 0)). Rows whose weight rests on a single neighbour (sum_{i != k} w_i w_k at most
-  /// 1e-6 (sum_i w_i)^2) carry no information on the square and are left out of the mean
+  /// Not the paper's; p = 2 and estimator paper only: the label noise's pairs left out of the square
+  /// (README, Bandwidth). Can be negative (ce is then 0); rows resting on one neighbour are left out
   /// (Result::excluded_rows). Only estimate() offers it.
   debiased,
 };
@@ -105,10 +93,9 @@ struct EnumNames<KdeForm> {
 /// calibration_test_kde(), kernel_regression() and select_bandwidth() are the paper's estimator whatever it
 /// says, and their results record estimator paper.
 enum class Estimator {
-  /// The default: cross-fitted pilot recalibration map, kernel-smoothed residuals, and the identity
-  /// CE_p^p = E[(y - f) . sign(E[y|f] - f) |E[y|f] - f|^(p-1)], so that label noise is not counted as
-  /// miscalibration. Accurate at practical n, with a standard error and interval (docs/validation.md,
-  /// Section 7). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be plug-in.
+  /// The default: label noise not counted as miscalibration; with a standard error, interval and warnings
+  /// (README, Which estimator). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be
+  /// plug-in.
   crossfit,
   /// The paper's ECE^KDE (Eq. 9) with the bandwidth rule of `bandwidth_selection`, exactly as published.
   paper,

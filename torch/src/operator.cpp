@@ -16,6 +16,7 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/options.hpp"
 
 namespace ecekde::torch {
 
@@ -172,8 +173,8 @@ CalibrationErrorOptions op_options(c10::string_view type, int64_t threads, c10::
 
 at::Tensor calibration_error_op(const at::Tensor& probs, const at::Tensor& labels, c10::string_view type,
                                 double p, c10::optional<double> bandwidth, bool root, int64_t threads,
-                                c10::string_view bandwidth_criterion) {
-  CalibrationErrorOptions o = op_options(type, threads, bandwidth_criterion);
+                                c10::string_view criterion) {
+  CalibrationErrorOptions o = op_options(type, threads, criterion);
   o.p = p;
   if (bandwidth) o.bandwidth = *bandwidth;
   o.root = root;
@@ -181,20 +182,62 @@ at::Tensor calibration_error_op(const at::Tensor& probs, const at::Tensor& label
 }
 
 double select_bandwidth_op(const at::Tensor& probs, c10::string_view type, int64_t threads,
-                           c10::string_view bandwidth_criterion) {
-  return select_bandwidth(probs, op_options(type, threads, bandwidth_criterion));
+                           c10::string_view criterion) {
+  return select_bandwidth(probs, op_options(type, threads, criterion));
+}
+
+// A schema literal of an option's value.
+std::string schema_literal(const options::Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) return "None";
+  if (const bool* b = std::get_if<bool>(&value)) return *b ? "True" : "False";
+  if (const auto* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
+  std::string text = options::to_text(value);
+  if (std::holds_alternative<double>(value) && text.find_first_of(".en") == std::string::npos) text += ".";
+  return text;
+}
+
+// The schema's option arguments in the order of `names`, typed and defaulted from the library's option
+// table (`root`, the operator's own, is a bool defaulting to False).
+std::string schema_options(std::initializer_list<std::string_view> names) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (name == "root") {
+      out += ", bool root=False";
+      continue;
+    }
+    const options::Option<EstimateOptions>* o = options::find(options::estimate_options(), name);
+    TORCH_CHECK(o, "internal error: no estimate option ", std::string(name));
+    const char* type = nullptr;
+    switch (o->kind) {
+      case options::Kind::flag: type = "bool"; break;
+      case options::Kind::integer:
+      case options::Kind::count: type = "int"; break;
+      case options::Kind::real: type = "float"; break;
+      case options::Kind::optional_real: type = "float?"; break;
+      case options::Kind::choice:
+      case options::Kind::text: type = "str"; break;
+      default: TORCH_CHECK(false, "internal error: option ", std::string(name), " has no schema type");
+    }
+    out += ", " + std::string(type) + " " + std::string(name) + "=" + schema_literal(o->default_value());
+  }
+  return out;
 }
 
 }  // namespace
 
+std::string operator_schema(std::string_view name) {
+  if (name == "calibration_error")
+    return "calibration_error(Tensor probs, Tensor labels" +
+           schema_options({"type", "p", "bandwidth", "root", "threads", "criterion"}) + ") -> Tensor";
+  if (name == "select_bandwidth")
+    return "select_bandwidth(Tensor probs" + schema_options({"type", "threads", "criterion"}) + ") -> float";
+  TORCH_CHECK(false, "no ecekde operator ", std::string(name));
+}
+
 }  // namespace ecekde::torch
 
 TORCH_LIBRARY(ecekde, m) {
-  m.def("calibration_error(Tensor probs, Tensor labels, str type=\"canonical\", float p=1., "
-        "float? bandwidth=None, bool root=False, int threads=0, "
-        "str bandwidth_criterion=\"loo-likelihood\") -> Tensor",
-        &ecekde::torch::calibration_error_op);
-  m.def("select_bandwidth(Tensor probs, str type=\"canonical\", int threads=0, "
-        "str bandwidth_criterion=\"loo-likelihood\") -> float",
-        &ecekde::torch::select_bandwidth_op);
+  // The option arguments come from the library's option table (names, types, defaults).
+  m.def(ecekde::torch::operator_schema("calibration_error").c_str(), &ecekde::torch::calibration_error_op);
+  m.def(ecekde::torch::operator_schema("select_bandwidth").c_str(), &ecekde::torch::select_bandwidth_op);
 }

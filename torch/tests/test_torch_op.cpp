@@ -15,6 +15,7 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/options.hpp"
 #include "ecekde/torch.hpp"
 
 namespace {
@@ -417,3 +418,29 @@ TEST(TorchOp, BadInputRaisesWithTheCoresMessage) {
 }
 
 }  // namespace
+
+// The registered schemas' option arguments are the library's options: same names, and defaults equal to
+// the option table's (which reads them from EstimateOptions{}).
+TEST(TorchOp, SchemaOptionsComeFromTheOptionTable) {
+  for (const char* name : {"ecekde::calibration_error", "ecekde::select_bandwidth"}) {
+    const c10::FunctionSchema& schema = c10::Dispatcher::singleton().findSchemaOrThrow(name, "").schema();
+    std::size_t options_seen = 0;
+    for (const c10::Argument& a : schema.arguments()) {
+      if (a.name() == "probs" || a.name() == "labels" || a.name() == "root") continue;
+      const auto* o = ecekde::options::find(ecekde::options::estimate_options(), a.name());
+      ASSERT_NE(o, nullptr) << a.name();
+      ASSERT_TRUE(a.default_value().has_value()) << a.name();
+      const c10::IValue d = *a.default_value();
+      const ecekde::options::Value expected = o->default_value();
+      if (d.isNone()) EXPECT_TRUE(std::holds_alternative<std::monostate>(expected)) << a.name();
+      else if (d.isString()) EXPECT_EQ(d.toStringRef(), std::get<std::string>(expected)) << a.name();
+      else if (d.isDouble()) EXPECT_EQ(d.toDouble(), std::get<double>(expected)) << a.name();
+      else if (d.isInt()) EXPECT_EQ(d.toInt(), std::get<std::int64_t>(expected)) << a.name();
+      else ADD_FAILURE() << "unexpected default of " << a.name();
+      ++options_seen;
+    }
+    EXPECT_GE(options_seen, 3u) << name;
+  }
+  EXPECT_EQ(ecekde::torch::operator_schema("select_bandwidth"),
+            "select_bandwidth(Tensor probs, str type=\"canonical\", int threads=0, str criterion=\"loo-likelihood\") -> float");
+}

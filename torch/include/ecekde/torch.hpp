@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include <ATen/core/Tensor.h>
 
@@ -31,5 +33,9 @@ at::Tensor calibration_error(const at::Tensor& probs, const at::Tensor& labels,
 /// The bandwidth calibration_error would use for this batch: options.bandwidth when set, otherwise the
 /// automatic choice of options.bandwidth_selection on probs (detached; labels are not used).
 double select_bandwidth(const at::Tensor& probs, const CalibrationErrorOptions& options = {});
+
+/// The dispatcher schema of operator `name` (calibration_error, select_bandwidth), its option arguments
+/// named, typed and defaulted by the library's option table.
+std::string operator_schema(std::string_view name);
 
 }  // namespace ecekde::torch
