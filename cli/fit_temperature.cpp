@@ -12,8 +12,9 @@
 #include "commands.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
-#include "ecekde/parameters.hpp"
+#include "ecekde/options.hpp"
 #include "ecekde/temperature.hpp"
+#include "option_flags.hpp"
 
 namespace ecekde::cli {
 
@@ -49,7 +50,13 @@ std::string g6(double v) {
 struct FitTemperatureCommand {
   std::string logits, labels, apply;
   std::optional<double> temperature;
-  TemperatureOptions options;
+  OptionFlags flags;
+
+  TemperatureOptions fit_options() const {
+    TemperatureOptions o;
+    flags.apply(options::temperature_options(), o);
+    return o;
+  }
   bool json = false;
 
   void run() const {
@@ -65,7 +72,7 @@ struct FitTemperatureCommand {
     std::optional<TemperatureFit> fit;
     if (!temperature) {
       const io::Labels y = io::read_labels(labels);
-      fit = fit_temperature(view, y.view(), options);
+      fit = fit_temperature(view, y.view(), fit_options());
     }
     const double t = temperature ? *temperature : fit->temperature;
     if (!apply.empty()) write_probabilities(apply, apply_temperature(view, t), view.rows(), view.cols());
@@ -87,7 +94,7 @@ struct FitTemperatureCommand {
         doc["nll_at_one"] = fit->nll_at_one;
         doc["iterations"] = fit->iterations;
         doc["at_bound"] = fit->at_bound;
-        doc["search_interval"] = {options.min_temperature, options.max_temperature};
+        doc["search_interval"] = {fit_options().min_temperature, fit_options().max_temperature};
       } else {
         doc["fitted"] = false;
       }
@@ -124,13 +131,7 @@ void register_fit_temperature(CLI::App& app) {
                   "Apply this T instead of fitting one (with --apply; e.g. T fitted on validation, applied to test "
                   "logits)")
       ->type_name("T");
-  namespace param = parameters;
-  sub->add_option(param::cli_flag(param::min_temperature), cmd->options.min_temperature,
-                  std::string(param::min_temperature.help))
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::max_temperature), cmd->options.max_temperature,
-                  std::string(param::max_temperature.help))
-      ->capture_default_str();
+  cmd->flags.add(*sub, options::temperature_options());
   sub->add_flag("--json", cmd->json, "Print one JSON document (full double precision) instead of the text");
   sub->callback([cmd] { cmd->run(); });
 }

@@ -9,12 +9,12 @@ std::string flag_name(std::string_view name, std::string_view prefix) {
 }
 
 std::string flag_type_name(options::Kind kind, std::string_view none_word) {
+  if (!none_word.empty()) return std::string(none_word) + "|" + flag_type_name(kind, {});
   switch (kind) {
     case options::Kind::flag: return "";
     case options::Kind::integer: return "INT";
     case options::Kind::count: return "UINT";
     case options::Kind::real: return "FLOAT";
-    case options::Kind::optional_real: return std::string(none_word) + "|H";
     case options::Kind::real_list: return "H,H,...";
     case options::Kind::index_list: return "C,C,...";
     case options::Kind::choice: return "NAME";

@@ -65,6 +65,12 @@ void print_option_tables(std::ostream& out) {
   print_table(out, options::bootstrap_options(), false);
   out << "\n## Calibration test: `CalibrationTestOptions` (`calibration_test_kde`)\n\n";
   print_table(out, options::calibration_test_options(), false);
+  out << "\n## Binned ECE: `BinnedOptions` (`ecekde.binned_calibration_error`)\n\n";
+  print_table(out, options::binned_options(), false);
+  out << "\n## MMCE: `MmceOptions` (`ecekde.mmce`)\n\n";
+  print_table(out, options::mmce_options(), false);
+  out << "\n## Temperature scaling: `TemperatureOptions` (`ecekde fit-temperature`, `ecekde.fit_temperature`)\n\n";
+  print_table(out, options::temperature_options(), false);
   out << "\n## The report: `report::Settings` (`ecekde report`, `ecekde.report`, `ecekde::report::compute`)\n\n";
   print_table(out, report::options(), false);
 }

@@ -14,10 +14,13 @@
 #include <variant>
 #include <vector>
 
+#include "ecekde/binned.hpp"
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/mmce.hpp"
 #include "ecekde/names.hpp"
+#include "ecekde/temperature.hpp"
 
 namespace ecekde::options {
 
@@ -26,13 +29,12 @@ namespace ecekde::options {
 using Value = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string,
                            std::vector<double>, std::vector<std::int64_t>>;
 
-/// What an option holds, deduced from its field's type.
+/// What an option holds, deduced from its field's type (std::optional<T>: T's kind, and Option::nullable).
 enum class Kind {
   flag,           ///< bool
   integer,        ///< int (Value: int64)
   count,          ///< std::size_t or std::uint64_t (Value: uint64)
   real,           ///< double
-  optional_real,  ///< std::optional<double>: a real or none
   real_list,      ///< std::vector<double>: empty means none
   index_list,     ///< std::vector<std::int64_t>: empty means none
   choice,         ///< an enumeration, by name (Value: string)
@@ -52,10 +54,11 @@ struct Option {
   std::string_view name;            ///< snake_case: the Python keyword and JSON field; CLI: --name, '-' for '_'
   std::string_view help;            ///< what it means, without default or syntax
   std::string_view example;         ///< a valid value other than the default, as command-line text (tests)
-  std::string_view none = {};       ///< optional_real and real_list: what none means, in words
-  std::string_view none_word = {};  ///< optional_real: the command-line word for none ("auto")
+  std::string_view none = {};       ///< nullable options and lists: what none means, in words
+  std::string_view none_word = {};  ///< nullable options: the command-line word for none ("auto")
   unsigned used_by = uses::all;     ///< estimate options: the entry points that read it
   Kind kind = Kind::flag;           ///< set by describe()
+  bool nullable = false;            ///< a std::optional field: none (Value's monostate) is allowed
   std::vector<std::string_view> choices = {};  ///< Kind::choice: the names, set by describe()
   Value (*get)(const Options&) = nullptr;                          ///< set by describe()
   void (*set)(Options&, const Value&, std::string_view name) = nullptr;  ///< set by describe()
@@ -73,12 +76,17 @@ const std::vector<Option<BootstrapOptions>>& bootstrap_options();
 /// The options of calibration_test_kde() beyond the estimate options.
 const std::vector<Option<CalibrationTestOptions>>& calibration_test_options();
 
+/// The options of binned_calibration_error(), mmce() and fit_temperature().
+const std::vector<Option<BinnedOptions>>& binned_options();
+const std::vector<Option<MmceOptions>>& mmce_options();
+const std::vector<Option<TemperatureOptions>>& temperature_options();
+
 /// A value as command-line text: "auto" style none words, "true"/"false", shortest round-trip reals,
 /// comma-separated lists.
 std::string to_text(const Value& value, std::string_view none_word = "none");
 
-/// Parses command-line text for an option of `kind` (choices are checked by the option's set). Throws
-/// Error naming `name` and the text.
+/// Parses command-line text for an option of `kind` (choices are checked by the option's set); a
+/// non-empty `none_word` (a nullable option's) reads as none. Throws Error naming `name` and the text.
 Value parse_text(Kind kind, std::string_view name, std::string_view text, std::string_view none_word = {});
 
 /// Sets option `option` of `options` from command-line text.
@@ -108,17 +116,17 @@ struct IsOptional<std::optional<T>> : std::true_type {};
 
 template <class Field>
 constexpr Kind kind_of() {
-  if constexpr (std::is_same_v<Field, bool>) return Kind::flag;
+  if constexpr (IsOptional<Field>::value) return kind_of<typename Field::value_type>();
+  else if constexpr (std::is_same_v<Field, bool>) return Kind::flag;
   else if constexpr (std::is_same_v<Field, int>) return Kind::integer;
   else if constexpr (std::is_same_v<Field, std::size_t> || std::is_same_v<Field, std::uint64_t>) return Kind::count;
   else if constexpr (std::is_same_v<Field, double>) return Kind::real;
-  else if constexpr (std::is_same_v<Field, std::optional<double>>) return Kind::optional_real;
   else if constexpr (std::is_same_v<Field, std::vector<double>>) return Kind::real_list;
   else if constexpr (std::is_same_v<Field, std::vector<std::int64_t>>) return Kind::index_list;
   else if constexpr (std::is_same_v<Field, std::string>) return Kind::text;
   else {
-    static_assert(NamedEnum<Field>, "an option field must be bool, int, size_t, double, optional<double>, "
-                                    "vector<double>, vector<int64_t>, string or a named enumeration");
+    static_assert(NamedEnum<Field>, "an option field must be bool, int, size_t, double, vector<double>, "
+                                    "vector<int64_t>, string, a named enumeration, or an optional of one");
     return Kind::choice;
   }
 }
@@ -128,7 +136,7 @@ Value to_value(const Field& field) {
   if constexpr (std::is_same_v<Field, int>) return static_cast<std::int64_t>(field);
   else if constexpr (std::is_same_v<Field, std::size_t> || std::is_same_v<Field, std::uint64_t>)
     return static_cast<std::uint64_t>(field);
-  else if constexpr (std::is_same_v<Field, std::optional<double>>) return field ? Value(*field) : Value();
+  else if constexpr (IsOptional<Field>::value) return field ? to_value(*field) : Value();
   else if constexpr (std::is_same_v<Field, std::vector<double>> || std::is_same_v<Field, std::vector<std::int64_t>>)
     return field.empty() ? Value() : Value(field);
   else if constexpr (NamedEnum<Field>) return std::string(to_string(field));
@@ -140,7 +148,15 @@ std::optional<double> as_real(const Value& value);
 
 template <class Field>
 void from_value(std::string_view name, const Value& value, Field& field) {
-  if constexpr (std::is_same_v<Field, bool>) {
+  if constexpr (IsOptional<Field>::value) {
+    if (std::holds_alternative<std::monostate>(value)) {
+      field.reset();
+    } else {
+      typename Field::value_type inner{};
+      from_value(name, value, inner);
+      field = inner;
+    }
+  } else if constexpr (std::is_same_v<Field, bool>) {
     if (const bool* b = std::get_if<bool>(&value)) field = *b;
     else fail_value(name, "true or false");
   } else if constexpr (std::is_same_v<Field, int>) {
@@ -158,10 +174,7 @@ void from_value(std::string_view name, const Value& value, Field& field) {
   } else if constexpr (std::is_same_v<Field, double>) {
     if (const auto x = as_real(value)) field = *x;
     else fail_value(name, "a number");
-  } else if constexpr (std::is_same_v<Field, std::optional<double>>) {
-    if (std::holds_alternative<std::monostate>(value)) field.reset();
-    else if (const auto x = as_real(value)) field = *x;
-    else fail_value(name, "a number or none");
+
   } else if constexpr (std::is_same_v<Field, std::vector<double>>) {
     if (std::holds_alternative<std::monostate>(value)) field.clear();
     else if (const auto* list = std::get_if<std::vector<double>>(&value)) field = *list;
@@ -210,8 +223,14 @@ struct Binding {
 template <auto... path>
 auto describe(Option<typename detail::Binding<path...>::Options> option) {
   using B = detail::Binding<path...>;
-  option.kind = detail::kind_of<typename B::Field>();
-  if constexpr (NamedEnum<typename B::Field>) option.choices = enum_names<typename B::Field>();
+  using Field = typename B::Field;
+  option.kind = detail::kind_of<Field>();
+  option.nullable = detail::IsOptional<Field>::value;
+  if constexpr (detail::IsOptional<Field>::value) {
+    if constexpr (NamedEnum<typename Field::value_type>) option.choices = enum_names<typename Field::value_type>();
+  } else if constexpr (NamedEnum<Field>) {
+    option.choices = enum_names<Field>();
+  }
   option.get = &B::get;
   option.set = &B::set;
   return option;

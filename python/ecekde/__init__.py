@@ -63,8 +63,7 @@ def _with_signature(name):
     import inspect
 
     native = getattr(_ecekde, name)
-    positional = {"kernel_regression": ("probs", "labels", "queries")}.get(name, ("probs", "labels"))
-    parameters = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in positional]
+    parameters = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in _ecekde._positional(name)]
     if name == "select_bandwidth":
         parameters[1] = parameters[1].replace(default=None)
     parameters += [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"])

@@ -17,7 +17,6 @@
 #include "ecekde/gradient.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/options.hpp"
-#include "ecekde/report.hpp"
 #include "module.hpp"
 #include "option_kwargs.hpp"
 #include "results.hpp"
@@ -205,33 +204,15 @@ void register_kde(py::module_& m) {
           .c_str(),
       py::arg("probs"), py::arg("labels") = py::none());
 
-  m.def(
-      "_options",
-      [](std::string_view function) {
-        for (const KdeFunction& f : kKdeFunctions) {
-          if (f.name != function) continue;
-          py::list out;
-          append_option_table(out, options::estimate_options(), f.used_by);
-          if (f.bootstrap) append_option_table(out, options::bootstrap_options(), uses::all);
-          if (f.test) append_option_table(out, options::calibration_test_options(), uses::all);
-          return out;
-        }
-        if (function == "report") {
-          py::list out;
-          append_option_table(out, report::options(), uses::all);
-          return out;
-        }
-        throw py::value_error("no option table for '" + std::string(function) + "'");
-      },
-      "The options a function takes, from the library's option tables: name, default, help, choices and "
-      "an example value (for the signatures and the consistency tests).");
-
-  m.attr("_option_functions") = [] {
-    py::list names;
-    for (const KdeFunction& f : kKdeFunctions) names.append(f.name);
-    names.append("report");
-    return names;
-  }();
+  for (const KdeFunction& f : kKdeFunctions) {
+    std::vector<std::string> positional{"probs", "labels"};
+    if (f.name == std::string_view(kKernelRegression.name)) positional.push_back("queries");
+    keyword_function(f.name, positional, [f](py::list& out) {
+      append_option_table(out, options::estimate_options(), f.used_by);
+      if (f.bootstrap) append_option_table(out, options::bootstrap_options(), uses::all);
+      if (f.test) append_option_table(out, options::calibration_test_options(), uses::all);
+    });
+  }
 
   m.def("default_bandwidth_grid", [] { return array_from(default_bandwidth_grid(), {20}); },
         "The paper's candidate bandwidths: 10^linspace(-5, -1, 15) followed by 0.2, 0.4, 0.6, 0.8, 1.0.");

@@ -5,6 +5,7 @@
 #include "arrays.hpp"
 #include "ecekde/error.hpp"
 #include "module.hpp"
+#include "option_kwargs.hpp"
 #include "results.hpp"
 
 PYBIND11_MODULE(_ecekde, m) {
@@ -20,5 +21,6 @@ PYBIND11_MODULE(_ecekde, m) {
   ecekde::python::register_stats(m);
   ecekde::python::register_io(m);
   ecekde::python::register_report(m);
+  ecekde::python::register_option_registry(m);  // last: what the others recorded
   ecekde::python::register_array_hooks(m);
 }

@@ -22,8 +22,9 @@ double real_of(std::string_view name, py::handle value) {
 
 }  // namespace
 
-options::Value option_value(options::Kind kind, std::string_view name, py::handle value) {
+options::Value option_value(options::Kind kind, bool nullable, std::string_view name, py::handle value) {
   using options::Kind;
+  if (nullable && value.is_none()) return std::monostate{};
   switch (kind) {
     case Kind::flag: {
       py::detail::make_caster<bool> flag;  // without conversion: True, False and numpy.bool_
@@ -46,9 +47,6 @@ options::Value option_value(options::Kind kind, std::string_view name, py::handl
       throw py::value_error(std::string(name) + " is out of range: " + py::repr(value).cast<std::string>());
     }
     case Kind::real: return real_of(name, value);
-    case Kind::optional_real:
-      if (value.is_none()) return std::monostate{};
-      return real_of(name, value);
     case Kind::real_list: {
       if (value.is_none()) return std::monostate{};
       if (py::isinstance<py::str>(value) || !py::hasattr(value, "__iter__"))
@@ -83,6 +81,49 @@ py::object python_value(const options::Value& value) {
         else return py::cast(v);
       },
       value);
+}
+
+namespace {
+
+struct KeywordFunction {
+  std::string name;
+  std::vector<std::string> positional;
+  std::function<void(py::list&)> table;
+};
+
+std::vector<KeywordFunction>& keyword_functions() {
+  static std::vector<KeywordFunction> functions;
+  return functions;
+}
+
+const KeywordFunction& keyword_function_named(std::string_view name) {
+  for (const KeywordFunction& f : keyword_functions())
+    if (f.name == name) return f;
+  throw py::value_error("no option table for '" + std::string(name) + "'");
+}
+
+}  // namespace
+
+void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table) {
+  keyword_functions().push_back({std::move(name), std::move(positional), std::move(table)});
+}
+
+void register_option_registry(py::module_& m) {
+  m.def(
+      "_options",
+      [](std::string_view function) {
+        py::list out;
+        keyword_function_named(function).table(out);
+        return out;
+      },
+      "The options a function takes, from the library's option tables: name, default, help, choices and "
+      "an example value (for the signatures and the consistency tests).");
+  m.def(
+      "_positional", [](std::string_view function) { return keyword_function_named(function).positional; },
+      "The positional arguments of a function that takes its options as keywords.");
+  py::list names;
+  for (const KeywordFunction& f : keyword_functions()) names.append(f.name);
+  m.attr("_option_functions") = names;
 }
 
 void refuse_unknown(std::string_view function, const py::dict& kwargs) {

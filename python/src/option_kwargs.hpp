@@ -2,6 +2,7 @@
 // converted by the option's kind, unknown keywords refused, docstring lines and defaults generated.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,7 @@ namespace ecekde::python {
 namespace py = pybind11;
 
 /// A Python value for an option of `kind` (TypeError when it has the wrong type).
-options::Value option_value(options::Kind kind, std::string_view name, py::handle value);
+options::Value option_value(options::Kind kind, bool nullable, std::string_view name, py::handle value);
 /// An option value as Python (none: None).
 py::object python_value(const options::Value& value);
 
@@ -29,7 +30,7 @@ void take_options(const std::vector<options::Option<Options>>& table, unsigned u
     if (!(o.used_by & used_by)) continue;
     const py::str key(std::string(o.name));
     if (!kwargs.contains(key)) continue;
-    o.assign(options, option_value(o.kind, o.name, kwargs[key]));
+    o.assign(options, option_value(o.kind, o.nullable, o.name, kwargs[key]));
     PyDict_DelItem(kwargs.ptr(), key.ptr());
   }
 }
@@ -63,6 +64,24 @@ void append_option_table(py::list& out, const std::vector<options::Option<Option
                         py::arg("example_text") = std::string(o.example),
                         py::arg("flag") = o.kind == options::Kind::flag));
   }
+}
+
+/// Records that function `name` (positional arguments `positional`, then keywords) reads the options that
+/// `table` lists (append_option_table calls), for _options() and the package's signatures.
+void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table);
+
+/// Defines _options(name), _option_functions and _positional(name) from what keyword_function recorded.
+void register_option_registry(py::module_& m);
+
+/// The standard body of a keyword function: options from `kwargs` into `options` (unknown ones refused).
+template <class Options>
+Options options_from(const std::vector<options::Option<Options>>& table, std::string_view function,
+                     const py::kwargs& kwargs) {
+  py::dict left(kwargs);
+  Options options;
+  take_options(table, options::uses::all, options, left);
+  refuse_unknown(function, left);
+  return options;
 }
 
 }  // namespace ecekde::python

@@ -13,13 +13,12 @@ void register_report(py::module_& m) {
   std::vector<ArgDoc> docs{ArgDoc("probs", "n x K predicted probabilities, or n values P(y = 1)"),
                            ArgDoc("labels", "n class labels in [0, K)")};
   add_option_docs(docs, report::options(), options::uses::all);
+  keyword_function("report", {"probs", "labels"},
+                   [](py::list& out) { append_option_table(out, report::options(), options::uses::all); });
   m.def(
       "report",
       [](py::object probs, py::object labels, py::kwargs kwargs) {
-        py::dict left(kwargs);
-        report::Settings settings;
-        take_options(report::options(), options::uses::all, settings, left);
-        refuse_unknown("report", left);
+        const report::Settings settings = options_from(report::options(), "report", kwargs);
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         std::string text;

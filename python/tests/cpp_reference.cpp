@@ -9,7 +9,8 @@
 //   ecekde_py_reference temperature LOGITS LABELS
 //   ecekde_py_reference synthetic   N CLASSES T1 T2 SEED
 //   ecekde_py_reference call FUNCTION PROBS LABELS [NAME=VALUE ...]
-//       FUNCTION (estimate, estimate_with_gradient, bootstrap_kde, calibration_test_kde, select_bandwidth)
+//       FUNCTION (estimate, estimate_with_gradient, bootstrap_kde, calibration_test_kde, select_bandwidth,
+//       binned_calibration_error, mmce, fit_temperature)
 //       with its options set by name through the library's option tables, as the CLI sets them
 #include <cstdio>
 #include <cstdlib>
@@ -68,11 +69,20 @@ int call(const std::string& function, const std::string& probs_path, const std::
   EstimateOptions o;
   BootstrapOptions b;
   CalibrationTestOptions t;
+  BinnedOptions binned;
+  MmceOptions m;
+  TemperatureOptions temperature;
   for (const char* setting : settings) {
     const std::string text(setting);
     const std::size_t eq = text.find('=');
     const std::string name = text.substr(0, eq), value = eq == std::string::npos ? "" : text.substr(eq + 1);
-    if (!set_option(options::estimate_options(), used_by, o, name, value) &&
+    const bool metric_option =
+        (function == "binned_calibration_error" &&
+         set_option(options::binned_options(), options::uses::all, binned, name, value)) ||
+        (function == "mmce" && set_option(options::mmce_options(), options::uses::all, m, name, value)) ||
+        (function == "fit_temperature" &&
+         set_option(options::temperature_options(), options::uses::all, temperature, name, value));
+    if (!metric_option && !set_option(options::estimate_options(), used_by, o, name, value) &&
         !(function == "bootstrap_kde" && set_option(options::bootstrap_options(), options::uses::all, b, name, value)) &&
         !(function == "calibration_test_kde" &&
           set_option(options::calibration_test_options(), options::uses::all, t, name, value)))
@@ -95,6 +105,14 @@ int call(const std::string& function, const std::string& probs_path, const std::
     const CalibrationTestResult r = calibration_test_kde(probs, labels, o, t);
     print("statistic", r.statistic);
     print("p_value", r.p_value);
+  } else if (function == "binned_calibration_error") {
+    const BinnedResult r = binned_calibration_error(probs, labels, binned);
+    print("ce_pow_p", r.ce_pow_p);
+    print("ce", r.ce);
+  } else if (function == "mmce") {
+    print("mmce_squared", mmce(probs, labels, m).mmce_squared);
+  } else if (function == "fit_temperature") {
+    print("temperature", fit_temperature(probs, labels, temperature).temperature);
   } else if (function == "select_bandwidth") {
     print("chosen", select_bandwidth(probs, labels, o.type, o.bandwidth_selection, o.execution, o.renormalize).bandwidth);
   } else {

@@ -168,6 +168,9 @@ def test_every_estimate_option_is_the_same_in_the_cli_python_and_cpp(small_files
 
 
 PAPER_FIELDS = {
+    "binned_calibration_error": lambda r: {"ce_pow_p": [r.ce_pow_p], "ce": [r.ce]},
+    "mmce": lambda r: {"mmce_squared": [r.mmce_squared]},
+    "fit_temperature": lambda r: {"temperature": [r.temperature]},
     "estimate_with_gradient": lambda r: {"ce_pow_p": [r.result.ce_pow_p], "ce": [r.result.ce],
                                          "bandwidth": [r.result.bandwidth],
                                          "grad_ce_pow_p": list(np.asarray(r.grad_ce_pow_p).ravel())},
@@ -180,16 +183,17 @@ PAPER_FIELDS = {
 
 
 @pytest.mark.parametrize("function", sorted(PAPER_FIELDS))
-def test_every_option_of_the_other_entry_points_is_the_same_in_python_and_cpp(small_files, function):
+def test_every_option_of_the_other_functions_is_the_same_in_python_and_cpp(small_files, function):
     """Generated from the option table: each option each function reads, set to its example value, gives
     the same numbers (or error) from Python and from the C++ API set by name."""
     probs, labels, pp, lp = small_files
-    fast = {"bandwidth": 0.05} if function != "select_bandwidth" else {}
+    fast = {"bandwidth": 0.05} if function not in ("select_bandwidth", "binned_calibration_error", "mmce",
+                                                   "fit_temperature") else {}
     fast.update({"replicates": 10} if function in ("bootstrap_kde", "calibration_test_kde") else {})
     for option in ecekde._ecekde._options(function):
         name = option["name"]
         settings = dict(fast, **{name: option["example"]})
-        from_python = outcome(lambda: getattr(ecekde, function)(probs, labels, **settings))
+        from_python = outcome(lambda: getattr(ecekde, function)(probs, labels, **settings))  # probs as logits too
         texts = [f"{k}={v if k != name else option['example_text']}" for k, v in settings.items()]
         from_cpp = reference_outcome("call", function, pp, lp, *texts)
         if isinstance(from_python, str):

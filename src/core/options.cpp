@@ -86,6 +86,8 @@ Value parse_text(Kind kind, std::string_view name, std::string_view text, std::s
     std::replace(flag.begin(), flag.end(), '_', '-');
     ecekde::detail::fail_with("--", flag, " must be ", expected, ", got '", text, "'");
   };
+  if (!none_word.empty() && text == none_word) return std::monostate{};
+  const std::string or_none = none_word.empty() ? "" : ecekde::detail::concat("'", none_word, "' or ");
   switch (kind) {
     case Kind::flag:
       if (text == "true" || text == "1") return true;
@@ -93,17 +95,13 @@ Value parse_text(Kind kind, std::string_view name, std::string_view text, std::s
       return bad("true or false");
     case Kind::integer:
       if (const auto i = parse_number<std::int64_t>(text)) return *i;
-      return bad("an integer");
+      return bad(or_none + "an integer");
     case Kind::count:
       if (const auto u = parse_number<std::uint64_t>(text)) return *u;
-      return bad("an integer >= 0");
+      return bad(or_none + "an integer >= 0");
     case Kind::real:
       if (const auto x = parse_number<double>(text)) return *x;
-      return bad("a number");
-    case Kind::optional_real:
-      if (!none_word.empty() && text == none_word) return std::monostate{};
-      if (const auto x = parse_number<double>(text)) return *x;
-      return bad(none_word.empty() ? std::string("a number") : ecekde::detail::concat("'", none_word, "' or a number"));
+      return bad(or_none + "a number");
     case Kind::real_list:
       if (const auto list = parse_list<double>(text)) return *list;
       return bad("comma-separated numbers");

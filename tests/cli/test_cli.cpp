@@ -267,7 +267,7 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(help.out.find("--type NAME=canonical"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("--p FLOAT=1"), std::string::npos);
   EXPECT_NE(help.out.find("--criterion NAME=loo-likelihood"), std::string::npos);
-  EXPECT_NE(help.out.find("--bandwidth auto|H=auto"), std::string::npos);
+  EXPECT_NE(help.out.find("--bandwidth auto|FLOAT=auto"), std::string::npos);
 
   const Output top = ecekde_cli(dir, {"--help"});
   EXPECT_EQ(top.status, 0);

@@ -212,8 +212,7 @@ std::string schema_options(std::initializer_list<std::string_view> names) {
       case options::Kind::flag: type = "bool"; break;
       case options::Kind::integer:
       case options::Kind::count: type = "int"; break;
-      case options::Kind::real: type = "float"; break;
-      case options::Kind::optional_real: type = "float?"; break;
+      case options::Kind::real: type = o->nullable ? "float?" : "float"; break;
       case options::Kind::choice:
       case options::Kind::text: type = "str"; break;
       default: TORCH_CHECK(false, "internal error: option ", std::string(name), " has no schema type");
