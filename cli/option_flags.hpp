@@ -3,6 +3,7 @@
 // and default from the table. Values are kept as given and applied to an options struct after parsing.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -25,13 +26,14 @@ std::string flag_type_name(options::Kind kind, std::string_view none_word);
 
 class OptionFlags {
  public:
-  /// Adds the flags of every option of `table` read by an entry point in `used_by`; `more_help` appends
-  /// text to an option's help (a command's own extra choices).
+  /// Adds the flags of every option of `table` read by an entry point in `used_by`, except those named in
+  /// `skip` (a command's own form of them); `more_help` appends text to an option's help.
   template <class Options>
   void add(CLI::App& command, const std::vector<options::Option<Options>>& table,
-           unsigned used_by = options::uses::all, const std::map<std::string_view, std::string>& more_help = {}) {
+           unsigned used_by = options::uses::all, const std::map<std::string_view, std::string>& more_help = {},
+           const std::vector<std::string_view>& skip = {}) {
     for (const options::Option<Options>& o : table) {
-      if (!(o.used_by & used_by)) continue;
+      if (!(o.used_by & used_by) || std::find(skip.begin(), skip.end(), o.name) != skip.end()) continue;
       std::string help(o.help);
       if (auto extra = more_help.find(o.name); extra != more_help.end()) help += extra->second;
       const options::Value default_value = o.default_value();

@@ -71,6 +71,11 @@ void print_option_tables(std::ostream& out) {
   print_table(out, options::mmce_options(), false);
   out << "\n## Temperature scaling: `TemperatureOptions` (`ecekde fit-temperature`, `ecekde.fit_temperature`)\n\n";
   print_table(out, options::temperature_options(), false);
+  out << "\n## Synthetic data: `SyntheticModel` and `GroundTruthOptions` (`ecekde synth`, `ecekde.generate_synthetic`, "
+         "`ecekde.synthetic_ground_truth`)\n\n";
+  print_table(out, options::synthetic_model_options(), false);
+  out << "\n";
+  print_table(out, options::ground_truth_options(), false);
   out << "\n## The report: `report::Settings` (`ecekde report`, `ecekde.report`, `ecekde::report::compute`)\n\n";
   print_table(out, report::options(), false);
 }

@@ -15,7 +15,8 @@
 #include "commands.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
-#include "ecekde/parameters.hpp"
+#include "ecekde/options.hpp"
+#include "option_flags.hpp"
 #include "ecekde/synthetic.hpp"
 
 namespace ecekde::cli {
@@ -68,14 +69,17 @@ nlohmann::ordered_json truth_json(const TruthValue& t) {
 
 struct SynthCommand {
   std::size_t n = 0;
-  SyntheticModel model;
+  OptionFlags flags;  // the model's options and the ground truth's, but --p and --seed (below)
   std::uint64_t seed = 0;
   std::string probs, labels, calibrated;
   std::vector<double> ps{GroundTruthOptions{}.p};
-  GroundTruthOptions truth;
   bool no_truth = false, json = false;
 
   void run() {
+    SyntheticModel model;
+    flags.apply(options::synthetic_model_options(), model);
+    GroundTruthOptions truth;
+    flags.apply(options::ground_truth_options(), truth);
     check_format("--probs", probs);
     check_format("--labels", labels);
     if (!calibrated.empty()) check_format("--calibrated", calibrated);
@@ -137,14 +141,12 @@ void register_synth(CLI::App& app) {
       "synth",
       "Write synthetic predictions with a known calibration error (the paper's Section 4 model: u uniform on "
       "the simplex, p1 = T_t1(u), y ~ p1, f = T_t2(p1), so E[y | f] = p1) and print the model's true CE_p^p");
-  namespace param = parameters;
+  const auto help_of = [](std::string_view name) {
+    return std::string(options::find(options::ground_truth_options(), name)->help);
+  };
   sub->add_option("--n", cmd->n, "Samples (>= 1)")->required();
-  sub->add_option(param::cli_flag(param::classes), cmd->model.classes, std::string(param::classes.help))
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::t1), cmd->model.t1, std::string(param::t1.help))->capture_default_str();
-  sub->add_option(param::cli_flag(param::t2), cmd->model.t2, std::string(param::t2.help))->capture_default_str();
-  sub->add_option(param::cli_flag(param::synthetic_seed), cmd->seed,
-                  std::string(param::synthetic_seed.help) + " (also seeds the truth's Monte Carlo)")
+  cmd->flags.add(*sub, options::synthetic_model_options());
+  sub->add_option("--seed", cmd->seed, help_of("seed") + " (also seeds the truth's Monte Carlo)")
       ->capture_default_str();
   sub->add_option("--probs", cmd->probs, "Where to write the predictions f, shape (n, K): .npy (float64) or .csv")
       ->required()
@@ -155,22 +157,11 @@ void register_synth(CLI::App& app) {
   sub->add_option("--calibrated", cmd->calibrated,
                   "Also write p1 = E[y | f], shape (n, K): .npy (float64) or .csv")
       ->type_name("FILE");
-  sub->add_option(param::cli_flag(param::p), cmd->ps,
-                  std::string(param::p.help) + "; the truth is computed for each p given, comma-separated (default 1)")
+  sub->add_option("--p", cmd->ps, help_of("p") + "; the truth is computed for each p given, comma-separated (default 1)")
       ->delimiter(',')
       ->type_name("P,P,...");
-  sub->add_option(param::cli_flag(param::canonical_samples), cmd->truth.canonical_samples,
-                  std::string(param::canonical_samples.help))
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::inner_samples), cmd->truth.inner_samples,
-                  std::string(param::inner_samples.help))
-      ->capture_default_str();
-  sub->add_option(param::cli_flag(param::jackknife_groups), cmd->truth.jackknife_groups,
-                  std::string(param::jackknife_groups.help))
-      ->capture_default_str();
+  cmd->flags.add(*sub, options::ground_truth_options(), options::uses::all, {}, {"p", "seed"});
   sub->add_flag("--no-truth", cmd->no_truth, "Only write the data; do not compute the ground truth");
-  sub->add_option(param::cli_flag(param::threads), cmd->truth.threads, std::string(param::threads.help))
-      ->capture_default_str();
   sub->add_flag("--json", cmd->json, "Print one JSON document (full double precision) instead of the table");
   sub->callback([cmd] { cmd->run(); });
 }

@@ -11,7 +11,6 @@
 #include "ecekde/mmce.hpp"
 #include "ecekde/names.hpp"
 #include "ecekde/options.hpp"
-#include "ecekde/parameters.hpp"
 #include "ecekde/random.hpp"
 #include "ecekde/synthetic.hpp"
 #include "ecekde/bootstrap.hpp"

@@ -20,6 +20,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/names.hpp"
+#include "ecekde/synthetic.hpp"
 #include "ecekde/temperature.hpp"
 
 namespace ecekde::options {
@@ -80,6 +81,11 @@ const std::vector<Option<CalibrationTestOptions>>& calibration_test_options();
 const std::vector<Option<BinnedOptions>>& binned_options();
 const std::vector<Option<MmceOptions>>& mmce_options();
 const std::vector<Option<TemperatureOptions>>& temperature_options();
+
+/// The options of the synthetic model and of synthetic_ground_truth() (seed and threads also serve
+/// generate_synthetic()).
+const std::vector<Option<SyntheticModel>>& synthetic_model_options();
+const std::vector<Option<GroundTruthOptions>>& ground_truth_options();
 
 /// A value as command-line text: "auto" style none words, "true"/"false", shortest round-trip reals,
 /// comma-separated lists.

@@ -1,5 +1,5 @@
-// Docstrings assembled from the shared parameter table (include/ecekde/parameters.hpp), so that the CLI's
-// --help and Python's help() say the same thing about each parameter.
+// Docstrings in one format: a summary, the arguments (their help from the option tables, see
+// option_kwargs.hpp, so that the CLI's --help and Python's help() say the same thing) and what is returned.
 #pragma once
 
 #include <vector>
@@ -9,16 +9,11 @@
 
 #include <pybind11/pybind11.h>
 
-#include "ecekde/parameters.hpp"
 
 namespace ecekde::python {
 
-/// The keyword argument of a table entry.
-inline pybind11::arg arg(const parameters::Parameter& p) { return pybind11::arg(p.name.data()); }
-
-/// One documented argument: a table entry, with a note on its Python form appended when not empty.
+/// One documented argument, with a note (its default, its Python form) appended when not empty.
 struct ArgDoc {
-  ArgDoc(const parameters::Parameter& p, std::string_view note = {}) : name(p.name), help(p.help), note(note) {}
   ArgDoc(std::string_view name, std::string_view help, std::string note = {})
       : name(name), help(help), note(std::move(note)) {}
   std::string_view name, help;

@@ -2,6 +2,7 @@
 // converted by the option's kind, unknown keywords refused, docstring lines and defaults generated.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -21,13 +22,14 @@ options::Value option_value(options::Kind kind, bool nullable, std::string_view 
 /// An option value as Python (none: None).
 py::object python_value(const options::Value& value);
 
-/// Writes the keywords of `kwargs` that name options of `table` read by `used_by` into `options`, and
-/// removes them from `kwargs`.
+/// Writes the keywords of `kwargs` that name options of `table` read by `used_by` (and, when `only` is not
+/// empty, named in it) into `options`, and removes them from `kwargs`.
 template <class Options>
 void take_options(const std::vector<options::Option<Options>>& table, unsigned used_by, Options& options,
-                  py::dict& kwargs) {
+                  py::dict& kwargs, const std::vector<std::string_view>& only = {}) {
   for (const options::Option<Options>& o : table) {
     if (!(o.used_by & used_by)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), o.name) == only.end()) continue;
     const py::str key(std::string(o.name));
     if (!kwargs.contains(key)) continue;
     o.assign(options, option_value(o.kind, o.nullable, o.name, kwargs[key]));
@@ -38,12 +40,14 @@ void take_options(const std::vector<options::Option<Options>>& table, unsigned u
 /// TypeError naming the first keyword left in `kwargs`, if any.
 void refuse_unknown(std::string_view function, const py::dict& kwargs);
 
-/// The docstring lines of the options of `table` read by `used_by`, with their defaults.
+/// The docstring lines of the options of `table` read by `used_by` (and named in `only`, if given), with
+/// their defaults.
 template <class Options>
 void add_option_docs(std::vector<ArgDoc>& docs, const std::vector<options::Option<Options>>& table,
-                     unsigned used_by) {
+                     unsigned used_by, const std::vector<std::string_view>& only = {}) {
   for (const options::Option<Options>& o : table) {
     if (!(o.used_by & used_by)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), o.name) == only.end()) continue;
     const options::Value d = o.default_value();
     std::string note = "default " + py::repr(python_value(d)).cast<std::string>();
     if (!o.none.empty()) note += " (None: " + std::string(o.none) + ")";
@@ -51,11 +55,14 @@ void add_option_docs(std::vector<ArgDoc>& docs, const std::vector<options::Optio
   }
 }
 
-/// The options of `table` read by `used_by` as Python dicts: name, kind, default, help, choices, example.
+/// The options of `table` read by `used_by` (and named in `only`, if given) as Python dicts: name, kind,
+/// default, help, choices, example.
 template <class Options>
-void append_option_table(py::list& out, const std::vector<options::Option<Options>>& table, unsigned used_by) {
+void append_option_table(py::list& out, const std::vector<options::Option<Options>>& table, unsigned used_by,
+                         const std::vector<std::string_view>& only = {}) {
   for (const options::Option<Options>& o : table) {
     if (!(o.used_by & used_by)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), o.name) == only.end()) continue;
     py::list choices;
     for (std::string_view c : o.choices) choices.append(std::string(c));
     out.append(py::dict(py::arg("name") = std::string(o.name), py::arg("default") = python_value(o.default_value()),

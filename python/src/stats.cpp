@@ -10,13 +10,17 @@
 #include "debias.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/synthetic.hpp"
+#include "ecekde/options.hpp"
 #include "module.hpp"
+#include "option_kwargs.hpp"
 
 namespace ecekde::python {
 
 namespace {
 
-namespace param = parameters;
+constexpr std::string_view kDebiasingHelp =
+    "Bias correction of the ratio: none, paper (the paper's second-order scheme, Appendices C and D) or "
+    "complete (every O(1/n) and O(1/n^2) term)";
 
 using Values = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
@@ -24,51 +28,60 @@ std::span<const double> span_of(const Values& x) {
   return {x.data(), static_cast<std::size_t>(x.size())};
 }
 
-SyntheticModel model_of(std::size_t classes, double t1, double t2) {
-  return {.classes = classes, .t1 = t1, .t2 = t2};
-}
-
 }  // namespace
 
 void register_stats(py::module_& m) {
-  const SyntheticModel sd{};
+  // generate_synthetic reads the model's options and the seed and threads of the ground truth's.
+  const std::vector<std::string_view> run_options{"seed", "threads"};
+  keyword_function("generate_synthetic", {"n"}, [run_options](py::list& out) {
+    append_option_table(out, options::synthetic_model_options(), options::uses::all);
+    append_option_table(out, options::ground_truth_options(), options::uses::all, run_options);
+  });
+  std::vector<ArgDoc> generate_docs{ArgDoc("n", "samples (>= 1)")};
+  add_option_docs(generate_docs, options::synthetic_model_options(), options::uses::all);
+  add_option_docs(generate_docs, options::ground_truth_options(), options::uses::all, run_options);
   m.def(
       "generate_synthetic",
-      [](std::size_t n, std::size_t classes, double t1, double t2, std::uint64_t seed, int threads) {
+      [run_options](std::size_t n, py::kwargs kwargs) {
+        py::dict left(kwargs);
+        SyntheticModel model;
+        GroundTruthOptions run;
+        take_options(options::synthetic_model_options(), options::uses::all, model, left);
+        take_options(options::ground_truth_options(), options::uses::all, run, left, run_options);
+        refuse_unknown("generate_synthetic", left);
         py::gil_scoped_release nogil;
-        return generate_synthetic(model_of(classes, t1, t2), n, seed, threads);
+        return generate_synthetic(model, n, run.seed, run.threads);
       },
       docstring("n samples of the paper's synthetic model (Section 4): u uniform on the simplex, p1 = T_t1(u), "
                 "y ~ Categorical(p1), f = T_t2(p1), with T_t(q) = softmax(log q / t) "
                 "(ecekde::generate_synthetic).",
-                {ArgDoc("n", "samples (>= 1)"), ArgDoc(param::classes), ArgDoc(param::t1), ArgDoc(param::t2),
-                 ArgDoc(param::synthetic_seed), ArgDoc(param::threads)},
-                "SyntheticData")
+                generate_docs, "SyntheticData")
           .c_str(),
-      py::arg("n"), py::kw_only(), arg(param::classes) = sd.classes, arg(param::t1) = sd.t1,
-      arg(param::t2) = sd.t2, arg(param::synthetic_seed) = 0, arg(param::threads) = 0);
+      py::arg("n"));
 
-  const GroundTruthOptions gd{};
+  keyword_function("synthetic_ground_truth", {}, [](py::list& out) {
+    append_option_table(out, options::synthetic_model_options(), options::uses::all);
+    append_option_table(out, options::ground_truth_options(), options::uses::all);
+  });
+  std::vector<ArgDoc> truth_docs;
+  add_option_docs(truth_docs, options::synthetic_model_options(), options::uses::all);
+  add_option_docs(truth_docs, options::ground_truth_options(), options::uses::all);
   m.def(
       "synthetic_ground_truth",
-      [](std::size_t classes, double t1, double t2, double p, std::size_t canonical_samples,
-         std::size_t inner_samples, std::size_t jackknife_groups, std::uint64_t seed, int threads) {
-        const GroundTruthOptions o{.p = p, .canonical_samples = canonical_samples, .inner_samples = inner_samples,
-                                   .jackknife_groups = jackknife_groups, .seed = seed, .threads = threads};
+      [](py::kwargs kwargs) {
+        py::dict left(kwargs);
+        SyntheticModel model;
+        GroundTruthOptions o;
+        take_options(options::synthetic_model_options(), options::uses::all, model, left);
+        take_options(options::ground_truth_options(), options::uses::all, o, left);
+        refuse_unknown("synthetic_ground_truth", left);
         py::gil_scoped_release nogil;
-        return synthetic_ground_truth(model_of(classes, t1, t2), o);
+        return synthetic_ground_truth(model, o);
       },
       docstring("The true canonical, marginal and top-label CE_p^p of the synthetic model "
                 "(ecekde::synthetic_ground_truth).",
-                {ArgDoc(param::classes), ArgDoc(param::t1), ArgDoc(param::t2), ArgDoc(param::p),
-                 ArgDoc(param::canonical_samples), ArgDoc(param::inner_samples), ArgDoc(param::jackknife_groups),
-                 ArgDoc(param::synthetic_seed), ArgDoc(param::threads)},
-                "GroundTruth")
-          .c_str(),
-      py::kw_only(), arg(param::classes) = sd.classes, arg(param::t1) = sd.t1, arg(param::t2) = sd.t2,
-      arg(param::p) = gd.p, arg(param::canonical_samples) = gd.canonical_samples,
-      arg(param::inner_samples) = gd.inner_samples, arg(param::jackknife_groups) = gd.jackknife_groups,
-      arg(param::synthetic_seed) = gd.seed, arg(param::threads) = gd.threads);
+                truth_docs, "GroundTruth")
+          .c_str());
 
   m.def(
       "temperature_scale",
@@ -106,14 +119,14 @@ void register_stats(py::module_& m) {
   const std::string ratio_doc = docstring(
       "mu_Y / mu_X from i.i.d. pairs (x_i, y_i), bias-corrected as asked (ecekde::ratio_of_means).",
       {ArgDoc("x", "n values of the denominator's variable"), ArgDoc("y", "n values of the numerator's"),
-       ArgDoc(param::debiasing)},
+       ArgDoc("debiasing", kDebiasingHelp)},
       "float");
   research.def(
       "ratio_of_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
         return ratio_of_means(span_of(x), span_of(y), parse_name<RatioDebiasing>(debiasing));
       },
-      ratio_doc.c_str(), py::arg("x"), py::arg("y"), py::kw_only(), arg(param::debiasing) = "none");
+      ratio_doc.c_str(), py::arg("x"), py::arg("y"), py::kw_only(), py::arg("debiasing") = "none");
   research.def(
       "ratio_of_squared_means",
       [](const Values& x, const Values& y, std::string_view debiasing) {
@@ -122,10 +135,10 @@ void register_stats(py::module_& m) {
       docstring("mu_Y^2 / mu_X^2 from i.i.d. pairs (x_i, y_i), bias-corrected as asked "
                 "(ecekde::ratio_of_squared_means).",
                 {ArgDoc("x", "n values of the denominator's variable"), ArgDoc("y", "n values of the numerator's"),
-                 ArgDoc(param::debiasing)},
+                 ArgDoc("debiasing", kDebiasingHelp)},
                 "float")
           .c_str(),
-      py::arg("x"), py::arg("y"), py::kw_only(), arg(param::debiasing) = "none");
+      py::arg("x"), py::arg("y"), py::kw_only(), py::arg("debiasing") = "none");
   research.def(
       "sharpness_at",
       [](const Values& kernel, py::object labels, std::string_view debiasing) {
@@ -135,10 +148,10 @@ void register_stats(py::module_& m) {
       docstring("One summand of the paper's Eq. 7: the estimate of E[y | f(x)]^2 at a location f_j from the "
                 "kernel values k(f_j; f_i) and binary labels of the other samples (ecekde::sharpness_at).",
                 {ArgDoc("kernel", "kernel values k(f_j; f_i), finite and >= 0"),
-                 ArgDoc("labels", "their labels in {0, 1}"), ArgDoc(param::debiasing)},
+                 ArgDoc("labels", "their labels in {0, 1}"), ArgDoc("debiasing", kDebiasingHelp)},
                 "float")
           .c_str(),
-      py::arg("kernel"), py::arg("labels"), py::kw_only(), arg(param::debiasing) = "none");
+      py::arg("kernel"), py::arg("labels"), py::kw_only(), py::arg("debiasing") = "none");
 }
 
 }  // namespace ecekde::python
