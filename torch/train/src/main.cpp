@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ecekde/options.hpp"
 #include "ecekde/train/experiment.hpp"
 
 namespace {
@@ -21,7 +22,7 @@ using namespace ecekde::train;
 struct Args {
   ExperimentOptions experiment;
   std::string architecture = "resnet", objective = "xe";
-  double bandwidth = 0;  // 0 = LOO per batch
+  std::string bandwidth = "auto";  // as ecekde estimate spells it: auto (LOO per batch) or h
   std::string out, save_probs;
   bool quiet = false;
   int steps = 100, warmup = 5;
@@ -36,7 +37,9 @@ void add_training_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe / mmce regulariser")->capture_default_str();
   cmd.add_option("--gamma", t.objective.gamma, "focal: exponent; mse-sharpness: weight in [0, 1)")->capture_default_str();
   cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error")->capture_default_str();
-  cmd.add_option("--bandwidth", a.bandwidth, "kde-xe, mse-sharpness: fixed kernel bandwidth; 0 = LOO choice per batch")
+  cmd.add_option("--bandwidth", a.bandwidth,
+                 "kde-xe, mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
+      ->type_name("auto|FLOAT")
       ->capture_default_str();
   cmd.add_option("--mmce-width", t.objective.mmce_width, "mmce: Laplacian kernel width")->capture_default_str();
   cmd.add_option("--batch-size", t.batch_size, "examples per batch")->capture_default_str();
@@ -53,8 +56,12 @@ void finish_options(Args& a) {
   TrainOptions& t = a.experiment.train;
   t.model.architecture = parse_architecture(a.architecture);
   t.objective.objective = parse_objective(a.objective);
-  if (a.bandwidth < 0) throw std::invalid_argument("--bandwidth must be > 0, or 0 for the LOO choice per batch");
-  if (a.bandwidth > 0) t.objective.bandwidth = a.bandwidth;
+  // Read as ecekde estimate reads its --bandwidth (the option table's kind and none word).
+  const ecekde::options::Value h = ecekde::options::parse_text(ecekde::options::Kind::real, "bandwidth", a.bandwidth, "auto");
+  if (const double* fixed = std::get_if<double>(&h)) {
+    if (!(*fixed > 0)) throw std::invalid_argument("--bandwidth must be 'auto' or a number > 0, got " + a.bandwidth);
+    t.objective.bandwidth = *fixed;
+  }
   a.experiment.evaluation.threads = t.threads;
 }
 
