@@ -236,3 +236,36 @@ def test_every_report_option_gives_the_same_report_from_python_and_the_cli(small
         from_cli = json.loads(done.stdout)
         del from_cli["input"]["probs"], from_cli["input"]["labels"]
         assert ecekde.report(probs, labels, **settings) == from_cli, option["name"]
+
+
+def test_every_fit_temperature_and_synth_option_is_the_same_in_the_cli_and_python(small_files, tmp_path):
+    """The other CLI commands, generated from their option tables: each option at its example value gives
+    the same numbers (or error) from `ecekde fit-temperature` / `ecekde synth` and from Python."""
+    probs, labels, pp, lp = small_files
+    logits = np.log(probs)
+    zp = save(tmp_path, "z.npy", logits)
+    for option in ecekde._ecekde._options("fit_temperature"):
+        done = cli("fit-temperature", "--logits", zp, "--labels", lp, *flag_args(option, option["example_text"]),
+                   "--json", ok=None)
+        fit = outcome(lambda: ecekde.fit_temperature(logits, labels, **{option["name"]: option["example"]}))
+        if done.returncode != 0:
+            assert done.stderr == f"ecekde: {fit}\n", option["name"]
+            continue
+        doc = json.loads(done.stdout)
+        assert (doc["temperature"], doc["nll"]) == (fit.temperature, fit.nll), option["name"]
+    quick = {"canonical_samples": 2048, "inner_samples": 64, "jackknife_groups": 4}
+    for option in ecekde._ecekde._options("synthetic_ground_truth"):
+        name = option["name"]
+        if name in ("p", "seed"):  # the CLI's own forms: a list of p, one seed for data and truth
+            continue
+        settings = dict(quick, **{name: option["example"]})
+        args = [a for k, v in settings.items() for a in ("--" + k.replace("_", "-"), v)]
+        done = cli("synth", "--n", 50, "--probs", tmp_path / "sp.npy", "--labels", tmp_path / "sl.npy", *args,
+                   "--json")
+        truth = json.loads(done.stdout)["ground_truth"][0]
+        expected = ecekde.synthetic_ground_truth(**settings)
+        assert (truth["canonical"]["value"], truth["marginal"]["value"], truth["top-label"]["value"]) == \
+            (expected.canonical.value, expected.marginal.value, expected.top_label.value), name
+        model = {k: settings[k] for k in ("classes", "t1", "t2") if k in settings}
+        data = ecekde.generate_synthetic(50, **model, **({"threads": settings["threads"]} if "threads" in settings else {}))
+        assert np.array_equal(np.load(tmp_path / "sp.npy"), data.probs), name
