@@ -7,6 +7,7 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/kernel_regression.hpp"
+#include "ecekde/reliability.hpp"
 #include "reliability.hpp"
 #include "report_plots.hpp"
 #include "simplex.hpp"
@@ -37,31 +38,6 @@ const KdeEntry& kde_of(const Report& r, CalibrationType type) {
   fail("internal error: the report has no ECE^KDE " + std::string(to_string(type)));
 }
 
-// The report's equal-width L_p binned entry of a type (per-bin; per-sample for canonical).
-const BinnedEntry& binned_of(const Report& r, CalibrationType type) {
-  for (const BinnedEntry& e : r.binned)
-    if (e.options.type == type && e.options.binning == Binning::equal_width && !e.options.maximum &&
-        e.options.form != BinnedForm::debiased)
-      return e;
-  fail("internal error: the report has no binned " + std::string(to_string(type)));
-}
-
-// The estimate of E[y | score] at `queries` (one column of scores), every column of the result.
-KernelRegression curve(ProbsView probs, LabelsView labels, CalibrationType type, double h, const std::vector<double>& queries,
-                       int threads) {
-  EstimateOptions o;
-  o.type = type;
-  o.bandwidth = h;
-  o.execution.threads = threads;
-  return kernel_regression(probs, labels, ProbsView::row_major(queries.data(), queries.size(), 1), o);
-}
-
-std::vector<double> linspace(double lo, double hi, std::size_t count) {
-  std::vector<double> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(count - 1);
-  return v;
-}
-
 std::string save(const std::string& svg, const std::filesystem::path& directory, const std::string& name) {
   const std::string path = (directory / name).string();
   std::FILE* file = std::fopen(path.c_str(), "wb");
@@ -71,72 +47,66 @@ std::string save(const std::string& svg, const std::filesystem::path& directory,
   return path;
 }
 
+// The library's definition of the diagrams of `type` (ecekde::reliability_figure) at the report's bandwidth.
+ReliabilityFigure figure_data(ProbsView probs, LabelsView labels, const Report& r, CalibrationType type,
+                              std::optional<std::size_t> bins, int threads) {
+  ReliabilityOptions o;
+  o.type = type;
+  o.p = r.settings.p;
+  o.bins = bins;
+  o.bandwidth = kde_of(r, type).result.bandwidth;
+  o.level = r.settings.level;
+  o.curve_points = kCurvePoints;
+  o.execution.threads = threads;
+  return reliability_figure(probs, labels, o);
+}
+
+// A panel to draw: the library's panel with its words.
+plot::ReliabilityPanel drawn(const ReliabilityPanel& data) {
+  plot::ReliabilityPanel panel;
+  panel.bins = data.bins;
+  panel.lower = data.lower;
+  panel.upper = data.upper;
+  panel.curve_x = data.curve_x;
+  panel.curve_y = data.curve_y;
+  return panel;
+}
+
 std::string top_label_figure(ProbsView probs, LabelsView labels, const Report& r, int threads) {
   const bool binary = probs.cols() == 1;
   const CalibrationType type = binary ? CalibrationType::binary : CalibrationType::top_label;
-  const BinnedEntry& bins = binned_of(r, type);
-  const KdeEntry& kde = kde_of(r, type);
-  // The curve spans the observed scores only: outside them the kernel estimate has no data to speak of.
-  double lo = 1, hi = 0;
-  for (std::size_t i = 0; i < probs.rows(); ++i) {
-    double s = binary ? probs(i, 0) : 0;
-    if (!binary)
-      for (std::size_t c = 0; c < probs.cols(); ++c) s = std::max(s, probs(i, c));
-    lo = std::min(lo, s);
-    hi = std::max(hi, s);
-  }
-  const std::vector<double> x = linspace(lo, hi, kCurvePoints);
-  const KernelRegression k = curve(probs, labels, type, kde.result.bandwidth, x, threads);
-
+  const ReliabilityFigure data = figure_data(probs, labels, r, type, r.settings.bins, threads);
+  const ReliabilityPanel& d = data.panels[0];
   plot::ReliabilityFigure f;
-  f.level = r.settings.level;
+  f.level = data.level;
   f.title = binary ? "Reliability diagram: P(y = 1) against the predicted probability"
                    : "Top-label reliability diagram: accuracy against confidence";
   f.curve_label = binary ? "ECE^{KDE}'s estimate of P(y = 1 | p)" : "ECE^{KDE}'s estimate of P(correct | confidence)";
-  plot::ReliabilityPanel panel;
-  panel.title = std::string(to_string(type)) + ", " + std::to_string(bins.result.edges[0].size() - 1) + " equal-width bins, " +
+  plot::ReliabilityPanel panel = drawn(d);
+  panel.title = std::string(to_string(type)) + ", " + std::to_string(d.bin_count) + " equal-width bins, " +
                 std::to_string(r.summary.n) + " samples";
-  panel.subtitle = "ECE^{bin} " + g(bins.result.ce) + ",  ECE^{KDE} " + g(kde.result.ce) + " (h = " +
-                   g(kde.result.bandwidth) + "),  L" + g(r.settings.p);
+  panel.subtitle = "ECE^{bin} " + g(std::pow(d.ece_bin, 1 / data.p)) + ",  ECE^{KDE} " +
+                   g(std::pow(d.ece_kde, 1 / data.p)) + " (h = " + g(data.bandwidth) + "),  L" + g(data.p);
   panel.x_label = binary ? "predicted probability P(y = 1)" : "confidence (largest predicted probability)";
   panel.y_label = binary ? "frequency of y = 1" : "accuracy";
-  panel.bins = bins.result.diagrams[0];
-  panel.curve_x = x;
-  panel.curve_y = k.expectation;
   f.panels.push_back(std::move(panel));
   return plot::reliability_svg(f);
 }
 
 std::string class_figure(ProbsView probs, LabelsView labels, const Report& r, const std::vector<std::string>& names,
                          int threads) {
-  const BinnedEntry& bins = binned_of(r, CalibrationType::marginal);
-  const KdeEntry& kde = kde_of(r, CalibrationType::marginal);
-  const std::size_t K = probs.cols();
-  const std::vector<double> x = linspace(0, 1, kCurvePoints);
-  const KernelRegression k = curve(probs, labels, CalibrationType::marginal, kde.result.bandwidth, x, threads);
-
+  const ReliabilityFigure data = figure_data(probs, labels, r, CalibrationType::marginal, std::nullopt, threads);
   plot::ReliabilityFigure f;
-  f.level = r.settings.level;
+  f.level = data.level;
   f.title = "Per-class reliability diagrams: frequency of each class against its predicted probability";
   f.curve_label = "ECE^{KDE}'s estimate of P(y = c | f_{c})";
-  for (std::size_t c = 0; c < K; ++c) {
-    double lo = 1, hi = 0;
-    for (std::size_t i = 0; i < probs.rows(); ++i) {
-      lo = std::min(lo, probs(i, c));
-      hi = std::max(hi, probs(i, c));
-    }
-    plot::ReliabilityPanel panel;
-    panel.title = "class " + names[c] + ", Doane: " + std::to_string(bins.result.edges[c].size() - 1) + " bins";
-    panel.subtitle = "class term: ECE^{bin} " + g(bins.result.class_ce_pow_p[c], 3) + ", ECE^{KDE} " +
-                     g(kde.result.class_ce_pow_p[c], 3);
+  for (std::size_t c = 0; c < data.panels.size(); ++c) {
+    const ReliabilityPanel& d = data.panels[c];
+    plot::ReliabilityPanel panel = drawn(d);
+    panel.title = "class " + names[c] + ", Doane: " + std::to_string(d.bin_count) + " bins";
+    panel.subtitle = "class term: ECE^{bin} " + g(d.ece_bin, 3) + ", ECE^{KDE} " + g(d.ece_kde, 3);
     panel.x_label = "predicted probability f_{c}";
     panel.y_label = "frequency of y = c";
-    panel.bins = bins.result.diagrams[c];
-    for (std::size_t q = 0; q < x.size(); ++q)
-      if (x[q] >= lo && x[q] <= hi) {
-        panel.curve_x.push_back(x[q]);
-        panel.curve_y.push_back(k.expectation[q * K + c]);
-      }
     f.panels.push_back(std::move(panel));
   }
   return plot::reliability_svg(f);

@@ -7,23 +7,6 @@
 
 namespace ecekde::plot {
 
-std::pair<double, double> wilson_interval(double frequency, std::size_t count, double z) {
-  const double n = static_cast<double>(count), z2 = z * z;
-  const double centre = (frequency + z2 / (2 * n)) / (1 + z2 / n);
-  const double half = z / (1 + z2 / n) * std::sqrt(frequency * (1 - frequency) / n + z2 / (4 * n * n));
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
-}
-
-double normal_quantile(double probability) {
-  // Bisection on Phi(z) = erfc(-z / sqrt 2) / 2, monotone: exact to double precision in 200 steps.
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
-    const double mid = (lo + hi) / 2;
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < probability ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
-}
-
 namespace {
 
 struct Layout {
@@ -34,7 +17,7 @@ struct Layout {
   double height() const { return top + plot + gap + strip + bottom; }
 };
 
-void draw_panel(Svg& svg, const ReliabilityPanel& panel, const Layout& L, double z, int id) {
+void draw_panel(Svg& svg, const ReliabilityPanel& panel, const Layout& L, int id) {
   svg.rich_text({{"x", L.left}, {"y", 17}, {"font-size", style::kLabelFont}, {"font-weight", "bold"},
                  {"fill", style::kInk}},
                 panel.title);
@@ -53,8 +36,9 @@ void draw_panel(Svg& svg, const ReliabilityPanel& panel, const Layout& L, double
   svg.open("g", {{"clip-path", "url(#" + clip + ")"}});
 
   svg.open("g", {{"class", "band"}, {"fill", style::kBand}, {"fill-opacity", 0.45}});
-  for (const ReliabilityBin& b : panel.bins) {
-    const auto [lo, hi] = wilson_interval(b.mean_label, b.count, z);
+  for (std::size_t i = 0; i < panel.bins.size(); ++i) {
+    const ReliabilityBin& b = panel.bins[i];
+    const double lo = panel.lower[i], hi = panel.upper[i];
     svg.element("rect", {{"x", main.px(b.lower)}, {"y", main.py(hi)}, {"width", main.px(b.upper) - main.px(b.lower)},
                          {"height", main.py(lo) - main.py(hi)}});
   }
@@ -119,12 +103,11 @@ std::string reliability_svg(const ReliabilityFigure& figure) {
   svg.rich_text({{"x", margin}, {"y", 24}, {"font-size", style::kTitleFont}, {"font-weight", "bold"}, {"fill", style::kInk}},
                 figure.title);
   legend(svg, margin, 50, width - 2 * margin, entries);
-  const double z = normal_quantile((1 + figure.level) / 2);
   for (std::size_t i = 0; i < count; ++i) {
     const double x = (width - static_cast<double>(columns) * L.width()) / 2 + static_cast<double>(i % columns) * L.width();
     const double y = header + static_cast<double>(i / columns) * L.height();
     svg.open("g", {{"class", "panel"}, {"transform", "translate(" + format_number(x) + " " + format_number(y) + ")"}});
-    draw_panel(svg, figure.panels[i], L, z, static_cast<int>(i));
+    draw_panel(svg, figure.panels[i], L, static_cast<int>(i));
     svg.close();
   }
   return svg.str();

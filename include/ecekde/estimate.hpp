@@ -56,7 +56,7 @@ struct EnumNames<BandwidthCriterion> {
 struct ExecutionOptions {
   int threads = 0;             ///< worker threads; 0 = every hardware thread
   std::size_t block_size = 0;  ///< rows/centres per block of the pairwise sweep; 0 = automatic
-  std::string isa;             ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
+  std::string isa = {};        ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
 };
 
 /// Automatic bandwidth selection.

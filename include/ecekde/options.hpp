@@ -20,6 +20,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/mmce.hpp"
 #include "ecekde/names.hpp"
+#include "ecekde/reliability.hpp"
 #include "ecekde/synthetic.hpp"
 #include "ecekde/temperature.hpp"
 
@@ -81,6 +82,8 @@ const std::vector<Option<CalibrationTestOptions>>& calibration_test_options();
 const std::vector<Option<BinnedOptions>>& binned_options();
 const std::vector<Option<MmceOptions>>& mmce_options();
 const std::vector<Option<TemperatureOptions>>& temperature_options();
+/// The options of reliability_figure().
+const std::vector<Option<ReliabilityOptions>>& reliability_options();
 
 /// The options of the synthetic model and of synthetic_ground_truth() (seed and threads also serve
 /// generate_synthetic()).

@@ -2,7 +2,8 @@
 the ECE^KDE reliability curve over them) and, for three classes, the simplex view of the paper's Figure 1
 (the Dirichlet KDE of the predictions next to the binned simplex histogram).
 
-Every number drawn comes from the C++ library (ecekde.binned_calibration_error, ecekde.kernel_regression,
+Every number drawn comes from the C++ library (ecekde.reliability_figure, the definition of a reliability
+diagram that `ecekde report --plot` draws too; ecekde.binned_calibration_error, ecekde.kernel_regression,
 ecekde.estimate); this module only draws. Functions return a matplotlib Figure (or draw into the given
 Axes) and save it when given a path; they never touch pyplot's global state, so they work with any
 backend, including none.
@@ -29,14 +30,9 @@ def _finish(fig, path):
     return fig
 
 
-def _score_range(scores):
-    lo, hi = float(np.min(scores)), float(np.max(scores))
-    return (lo, hi) if hi > lo else (max(lo - 0.05, 0.0), min(hi + 0.05, 1.0))
-
-
-def _panel(ax, bins, curve, title, ece_text):
+def _panel(ax, bins, interval, curve, title, ece_text, level):
     """One reliability diagram: bars at each occupied bin's mean label, the gap to its mean confidence,
-    the diagonal, the KDE curve, and the bins' sample shares along the bottom."""
+    each bin's interval, the diagonal, the KDE curve, and the bins' sample shares along the bottom."""
     lower = np.array([b.lower for b in bins])
     width = np.array([b.upper - b.lower for b in bins])
     label = np.array([b.mean_label for b in bins])
@@ -46,6 +42,8 @@ def _panel(ax, bins, curve, title, ece_text):
            label="mean label (accuracy)")
     ax.bar(lower, confidence - label, bottom=label, width=width, align="edge", color=_GAP, alpha=0.45,
            edgecolor=_GAP, hatch="//", linewidth=0.5, label="gap to mean confidence")
+    ax.vlines(lower + width / 2, interval[0], interval[1], color="0.15", lw=1,
+              label=f"{100 * level:g}% Wilson interval of the frequency")
     ax.plot([0, 1], [0, 1], ls="--", color="0.3", lw=1, label="perfect calibration")
     if curve is not None:
         ax.plot(curve[0], curve[1], color=_CURVE, lw=2, label="ECE$^{KDE}$ estimate of E[y | f]")
@@ -77,7 +75,7 @@ def reliability_diagram(probs, labels, *, type="top-label", bins=15, binning="eq
         bins, binning: the binning (ecekde.binned_calibration_error).
         kde: also draw the ECE^KDE estimate of E[y | f] (ecekde.kernel_regression) over the bars, and print
             ECE^KDE next to ECE^bin.
-        bandwidth: the KDE's bandwidth; None = automatic (leave-one-out likelihood).
+        bandwidth: the KDE's bandwidth; None = automatic (the paper's leave-one-out likelihood).
         p: order of the L_p calibration errors printed.
         ax: draw into this Axes (one diagram only); otherwise a new Figure is made.
         path: save the figure there (any format matplotlib knows from the extension: .png, .svg, .pdf).
@@ -88,8 +86,10 @@ def reliability_diagram(probs, labels, *, type="top-label", bins=15, binning="eq
     """
     if type not in ("top-label", "binary", "marginal"):
         raise ecekde.Error(f"reliability diagrams are for top-label, binary or marginal, got '{type}'")
-    binned = ecekde.binned_calibration_error(probs, labels, type=type, p=p, bins=bins, binning=binning)
-    panels = len(binned.diagrams)
+    # What the diagrams show is the library's (ecekde.reliability_figure), as `ecekde report --plot` draws it.
+    figure = ecekde.reliability_figure(probs, labels, type=type, p=p, bins=bins, binning=binning,
+                                       bandwidth=bandwidth, curve_points=200)
+    panels = len(figure.panels)
     if ax is not None and panels != 1:
         raise ecekde.Error(f"type '{type}' draws {panels} diagrams; ax holds only one")
     if ax is None:
@@ -100,38 +100,19 @@ def reliability_diagram(probs, labels, *, type="top-label", bins=15, binning="eq
     else:
         fig, axes = ax.figure, [ax]
 
-    scores = _scores(np.asarray(probs), type)
-    kde_result = ecekde.estimate(probs, labels, type=type, p=p, bandwidth=bandwidth) if kde else None
-    for c, (panel_ax, diagram) in enumerate(zip(axes, binned.diagrams)):
-        curve = None
+    for c, (panel_ax, panel) in enumerate(zip(axes, figure.panels)):
+        curve = (panel.curve_x, panel.curve_y) if kde else None
+        text = f"ECE$^{{bin}}$ = {panel.ece_bin:.4f}"
         if kde:
-            s = np.linspace(*_score_range(scores[:, c]), 200)
-            reg = ecekde.kernel_regression(probs, labels, queries=s, type=type, bandwidth=kde_result.bandwidth)
-            curve = (s, reg.expectation[:, c if type == "marginal" else 0])
-        ece = binned.class_ce_pow_p[c] if type == "marginal" else binned.ce_pow_p
-        text = f"ECE$^{{bin}}$ = {ece:.4f}"
-        if kde:
-            kde_value = kde_result.class_ce_pow_p[c] if type == "marginal" else kde_result.ce_pow_p
-            text += f"\nECE$^{{KDE}}$ = {kde_value:.4f} (h = {kde_result.bandwidth:.3g})"
+            text += f"\nECE$^{{KDE}}$ = {panel.ece_kde:.4f} (h = {figure.bandwidth:.3g}, the paper's)"
         if p != 1:
             text += f"\n(CE$_p^p$, p = {p:g})"
         name = {"top-label": "top-label", "binary": "P(y = 1)", "marginal": f"class {c}"}[type]
-        _panel(panel_ax, diagram, curve, name, text)
+        _panel(panel_ax, panel.bins, (panel.lower, panel.upper), curve, name, text, figure.level)
     axes[0].legend(loc="upper left", bbox_to_anchor=(0.0, 0.85), fontsize=7, framealpha=0.9)
     if title:
         fig.suptitle(title)
     return _finish(fig, path)
-
-
-def _scores(probs, type):
-    """The scores each diagram bins: columns of an n x D array."""
-    if probs.ndim == 1:
-        return probs[:, None]
-    if type == "top-label":
-        return probs.max(axis=1)[:, None]
-    if type == "binary":
-        return probs[:, -1:]
-    return probs
 
 
 # ---- The simplex view (K = 3) ------------------------------------------------------------------------------
@@ -189,7 +170,7 @@ def simplex_view(probs, labels, *, bins=4, bandwidth=None, resolution=80, points
     if probs_array.ndim != 2 or probs_array.shape[1] != 3:
         raise ecekde.Error(f"the simplex view needs n x 3 probabilities, got shape {probs_array.shape}")
     binned = ecekde.binned_calibration_error(probs, labels, type="canonical", bins=bins)
-    kde = ecekde.estimate(probs, labels, type="canonical", bandwidth=bandwidth)
+    kde = ecekde.estimate(probs, labels, type="canonical", bandwidth=bandwidth, estimator="paper")
     n = binned.n
 
     # The KDE on interior grid points (the Dirichlet density is 0 or unbounded on the faces).

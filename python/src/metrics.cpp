@@ -9,6 +9,7 @@
 #include "docstrings.hpp"
 #include "ecekde/binned.hpp"
 #include "ecekde/mmce.hpp"
+#include "ecekde/reliability.hpp"
 #include "ecekde/temperature.hpp"
 #include "ecekde/options.hpp"
 #include "module.hpp"
@@ -35,6 +36,28 @@ void register_metrics(py::module_& m) {
       docstring("The binned calibration error ECE^bin with the per-bin statistics behind reliability diagrams "
                 "(ecekde::binned_calibration_error).",
                 binned_docs, "BinnedResult")
+          .c_str(),
+      py::arg("probs"), py::arg("labels"));
+
+  keyword_function("reliability_figure", {"probs", "labels"},
+                   [](py::list& out) { append_option_table(out, options::reliability_options(), options::uses::all); });
+  std::vector<ArgDoc> figure_docs{
+      ArgDoc("probs", "n x K probabilities (or n values P(y = 1)), float32/float64, read in place"),
+      ArgDoc("labels", "n class labels (int32/int64)")};
+  add_option_docs(figure_docs, options::reliability_options(), options::uses::all);
+  m.def(
+      "reliability_figure",
+      [](py::object probs, py::object labels, py::kwargs kwargs) {
+        const ReliabilityOptions o = options_from(options::reliability_options(), "reliability_figure", kwargs);
+        const ProbsInput probs_in = probs_input(probs);
+        const LabelsInput labels_in = labels_input(labels);
+        py::gil_scoped_release nogil;
+        return reliability_figure(probs_in.view, labels_in.view, o);
+      },
+      docstring("What the reliability diagram(s) of `type` show, as `ecekde report --plot` and ecekde.plot draw "
+                "them: occupied bins with Wilson intervals, the kernel curve, the error terms "
+                "(ecekde::reliability_figure).",
+                figure_docs, "ReliabilityFigure")
           .c_str(),
       py::arg("probs"), py::arg("labels"));
 

@@ -11,6 +11,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/mmce.hpp"
+#include "ecekde/reliability.hpp"
 #include "ecekde/synthetic.hpp"
 #include "ecekde/temperature.hpp"
 
@@ -224,6 +225,24 @@ void register_metrics(py::module_& m) {
       .field("mean_confidence", [](const ReliabilityBin& b) { return b.mean_confidence; }, "their mean score")
       .field("mean_label", [](const ReliabilityBin& b) { return b.mean_label; },
              "fraction of them labelled positive (accuracy, for top-label)");
+
+  ResultClass<ReliabilityPanel>(m, "ReliabilityPanel", "One reliability diagram, as every front end draws it.")
+      .field("bin_count", [](const ReliabilityPanel& p) { return p.bin_count; }, "bins of the binning")
+      .field("bins", [](const ReliabilityPanel& p) { return p.bins; }, "the occupied ReliabilityBins, increasing")
+      .field("lower", vector_field(&ReliabilityPanel::lower), "Wilson interval of each bin's label frequency")
+      .field("upper", vector_field(&ReliabilityPanel::upper), "(upper ends)")
+      .field("curve_x", vector_field(&ReliabilityPanel::curve_x), "scores of the curve (observed range)")
+      .field("curve_y", vector_field(&ReliabilityPanel::curve_y), "the paper's kernel estimate of E[y | score]")
+      .field("ece_bin", [](const ReliabilityPanel& p) { return p.ece_bin; }, "binned CE_p^p (marginal: class term)")
+      .field("ece_kde", [](const ReliabilityPanel& p) { return p.ece_kde; },
+             "the paper's ECE^KDE CE_p^p at the figure's bandwidth (marginal: class term)");
+
+  ResultClass<ReliabilityFigure>(m, "ReliabilityFigure", "What the reliability diagram(s) of a type show.")
+      .field("type", [](const ReliabilityFigure& f) { return std::string(to_string(f.type)); }, "calibration type")
+      .field("p", [](const ReliabilityFigure& f) { return f.p; }, "order of the error terms")
+      .field("bandwidth", [](const ReliabilityFigure& f) { return f.bandwidth; }, "the curve's h")
+      .field("level", [](const ReliabilityFigure& f) { return f.level; }, "probability of the Wilson intervals")
+      .field("panels", [](const ReliabilityFigure& f) { return f.panels; }, "one ReliabilityPanel per diagram");
 
   ResultClass<SimplexCell>(m, "SimplexCell", "One occupied cell of the canonical binned grid.")
       .field("bins", [](const SimplexCell& c) { return c.bins; }, "bin number per class")

@@ -24,14 +24,17 @@ def test_reliability_diagram_draws_the_binned_statistics(tmp_path, three_classes
     fig = ep.reliability_diagram(probs, labels, bins=10, path=tmp_path / "top.png", title="top-label")
     assert written(tmp_path / "top.png").startswith(b"\x89PNG\r\n\x1a\n")
     binned = ecekde.binned_calibration_error(probs, labels, bins=10)
+    figure = ecekde.reliability_figure(probs, labels, bins=10, curve_points=200)
     ax = fig.axes[0]
+    bands = ax.collections[0].get_segments()  # the Wilson intervals, from the library
+    assert [(s[0][1], s[1][1]) for s in bands] == list(zip(figure.panels[0].lower, figure.panels[0].upper))
     accuracy, gap = ax.containers[0], ax.containers[1]  # bar containers, in drawing order
     assert [round(p.get_height(), 12) for p in accuracy] == [round(b.mean_label, 12) for b in binned.diagrams[0]]
     assert [round(p.get_y() + p.get_height(), 12) for p in gap] == \
         [round(b.mean_confidence, 12) for b in binned.diagrams[0]]
     assert [round(p.get_x(), 12) for p in accuracy] == [round(b.lower, 12) for b in binned.diagrams[0]]
     text = "\n".join(t.get_text() for t in ax.texts)
-    kde = ecekde.estimate(probs, labels, type="top-label")
+    kde = ecekde.estimate(probs, labels, type="top-label", estimator="paper")  # the figure's KDE is the paper's
     assert f"{binned.ce_pow_p:.4f}" in text and f"{kde.ce_pow_p:.4f}" in text
     curve = ax.lines[1].get_ydata()
     assert len(curve) == 200 and np.all((curve >= 0) & (curve <= 1))

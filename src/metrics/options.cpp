@@ -59,4 +59,35 @@ const std::vector<Option<TemperatureOptions>>& temperature_options() {
   return table;
 }
 
+const std::vector<Option<ReliabilityOptions>>& reliability_options() {
+  using O = ReliabilityOptions;
+  using X = ExecutionOptions;
+  static const std::vector<Option<O>> table{
+      describe<&O::type>({.name = "type",
+                          .help = "Which diagrams: top-label (one), binary (one, of P(y = 1)) or marginal (one per "
+                                  "class)",
+                          .example = "marginal"}),
+      describe<&O::p>({.name = "p", .help = "Order of the L_p error terms shown", .example = "2"}),
+      describe<&O::binning>({.name = "binning", .help = "Bin edges: equal-width or equal-mass", .example = "equal-mass"}),
+      describe<&O::bins>({.name = "bins",
+                          .help = "Bins per diagram (>= 1), or Doane's formula per diagram",
+                          .example = "doane",
+                          .none = "Doane's formula",
+                          .none_word = "doane"}),
+      describe<&O::bandwidth>({.name = "bandwidth",
+                               .help = "Bandwidth h > 0 of the curve (the paper's kernel estimate of E[y | score]) "
+                                       "and of the ECE^KDE terms, or automatic (the paper's leave-one-out likelihood)",
+                               .example = "0.05",
+                               .none = "automatic",
+                               .none_word = "auto"}),
+      describe<&O::level>(
+          {.name = "level", .help = "Probability of the per-bin Wilson intervals", .example = "0.9"}),
+      describe<&O::curve_points>(
+          {.name = "curve_points", .help = "Points of the curve over the observed scores (>= 2)", .example = "50"}),
+      describe<&O::execution, &X::threads>(
+          {.name = "threads", .help = "Worker threads; 0 = every hardware thread", .example = "1"}),
+  };
+  return table;
+}
+
 }  // namespace ecekde::options

@@ -59,19 +59,6 @@ TEST(Chart, Ticks) {
   EXPECT_EQ(blues(1).hex(), "#0a3073");
 }
 
-TEST(Reliability, WilsonInterval) {
-  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-13);
-  EXPECT_NEAR(normal_quantile(0.5), 0, 1e-14);
-  // 7 of 20, z = 1.96: centre (0.35 + 0.09604) / 1.19208, half 1.96 / 1.19208 * sqrt(0.011375 + 0.0024010)
-  const auto [lo, hi] = wilson_interval(0.35, 20, 1.96);
-  EXPECT_NEAR(lo, 0.18119, 1e-5);
-  EXPECT_NEAR(hi, 0.56714, 1e-5);
-  // 0 of 10 and 10 of 10 stay inside [0, 1] and have width > 0.
-  EXPECT_EQ(wilson_interval(0, 10, 1.96).first, 0);
-  EXPECT_GT(wilson_interval(0, 10, 1.96).second, 0.2);
-  EXPECT_EQ(wilson_interval(1, 10, 1.96).second, 1);
-}
-
 TEST(Simplex, GridCentroids) {
   const std::vector<Simplex3> g = simplex_grid(6);
   ASSERT_EQ(g.size(), 36u);
