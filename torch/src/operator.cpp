@@ -69,13 +69,8 @@ LabelsView labels_view(const at::Tensor& labels) {
 }
 
 EstimateOptions estimate_options(const CalibrationErrorOptions& o) {
-  EstimateOptions e;
+  EstimateOptions e = o.estimate;
   e.estimator = Estimator::paper;  // the operator is the paper's differentiable estimator
-  e.type = o.type;
-  e.p = o.p;
-  e.bandwidth = o.bandwidth;
-  e.bandwidth_selection = o.bandwidth_selection;
-  e.execution.threads = o.threads;
   return e;
 }
 
@@ -139,14 +134,12 @@ at::Tensor calibration_error(const at::Tensor& probs, const at::Tensor& labels,
 
 double select_bandwidth(const at::Tensor& probs, const CalibrationErrorOptions& options) {
   return translate_errors([&] {
-    if (options.bandwidth) {
+    const EstimateOptions& e = options.estimate;
+    if (e.bandwidth) {
       check_options(estimate_options(options));
-      return *options.bandwidth;
+      return *e.bandwidth;
     }
-    ExecutionOptions execution;
-    execution.threads = options.threads;
-    return ecekde::select_bandwidth(probs_view(probs), options.type, options.bandwidth_selection, execution)
-        .bandwidth;
+    return ecekde::select_bandwidth(probs_view(probs), e.type, e.bandwidth_selection, e.execution).bandwidth;
   });
 }
 
@@ -159,15 +152,19 @@ namespace ecekde::torch {
 
 namespace {
 
+// The operator's option arguments written into the library's options through the option table, the
+// source of the schema (bad values give the library's messages).
 CalibrationErrorOptions op_options(c10::string_view type, int64_t threads, c10::string_view criterion) {
-  TORCH_CHECK(threads >= INT_MIN && threads <= INT_MAX, "threads must be >= 0 (0 = all cores), got ", threads);
   CalibrationErrorOptions o;
   translate_errors([&] {
-    o.type = parse_name<CalibrationType>(std::string_view(type.data(), type.size()));
-    o.bandwidth_selection.criterion = parse_name<BandwidthCriterion>(std::string_view(criterion.data(), criterion.size()));
+    const auto set = [&](std::string_view name, const options::Value& value) {
+      options::find(options::estimate_options(), name)->assign(o.estimate, value);
+    };
+    set("type", std::string(type.data(), type.size()));
+    set("criterion", std::string(criterion.data(), criterion.size()));
+    set("threads", static_cast<std::int64_t>(threads));
     return 0;
   });
-  o.threads = static_cast<int>(threads);
   return o;
 }
 
@@ -175,8 +172,8 @@ at::Tensor calibration_error_op(const at::Tensor& probs, const at::Tensor& label
                                 double p, c10::optional<double> bandwidth, bool root, int64_t threads,
                                 c10::string_view criterion) {
   CalibrationErrorOptions o = op_options(type, threads, criterion);
-  o.p = p;
-  if (bandwidth) o.bandwidth = *bandwidth;
+  o.estimate.p = p;
+  o.estimate.bandwidth = bandwidth ? std::optional<double>(*bandwidth) : std::nullopt;
   o.root = root;
   return calibration_error(probs, labels, o);
 }

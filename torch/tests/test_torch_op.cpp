@@ -45,27 +45,22 @@ std::int64_t classes_for(CalibrationType type) { return type == CalibrationType:
 
 CalibrationErrorOptions options(CalibrationType type, double p, std::optional<double> h, bool root = false) {
   CalibrationErrorOptions o;
-  o.type = type;
-  o.p = p;
-  o.bandwidth = h;
+  o.estimate.type = type;
+  o.estimate.p = p;
+  o.estimate.bandwidth = h;
   o.root = root;
   return o;
 }
 
 CalibrationErrorOptions with_threads(int threads) {
   CalibrationErrorOptions o = options(CalibrationType::canonical, 1, 0.1);
-  o.threads = threads;
+  o.estimate.execution.threads = threads;
   return o;
 }
 
 ecekde::EstimateOptions core_options(const CalibrationErrorOptions& o) {
-  ecekde::EstimateOptions e;
+  ecekde::EstimateOptions e = o.estimate;
   e.estimator = ecekde::Estimator::paper;
-  e.type = o.type;
-  e.p = o.p;
-  e.bandwidth = o.bandwidth;
-  e.bandwidth_selection = o.bandwidth_selection;
-  e.execution.threads = o.threads;
   return e;
 }
 
@@ -120,7 +115,7 @@ void expect_close(const at::Tensor& a, const at::Tensor& b, double tolerance, co
 
 std::string describe(CalibrationType type, double p, const CalibrationErrorOptions& o) {
   return std::string(ecekde::to_string(type)) + " p=" + std::to_string(p) +
-         (o.bandwidth ? " h=" + std::to_string(*o.bandwidth) : " h=auto") + (o.root ? " root" : "");
+         (o.estimate.bandwidth ? " h=" + std::to_string(*o.estimate.bandwidth) : " h=auto") + (o.root ? " root" : "");
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -207,7 +202,7 @@ TEST(TorchOp, BackwardThroughSoftmaxMatchesFiniteDifferencesOnLogits) {
         const CalibrationErrorOptions o = options(type, p, h);
         // the automatic bandwidth is a constant of the backward: fix it at the batch's choice for the FD
         CalibrationErrorOptions fixed = o;
-        fixed.bandwidth = ecekde::torch::select_bandwidth(b.probs, o);
+        fixed.estimate.bandwidth = ecekde::torch::select_bandwidth(b.probs, o);
         auto through_softmax = [&](const CalibrationErrorOptions& opt) {
           return [&b, opt](const at::Tensor& z) { return ecekde::torch::calibration_error(z.softmax(1), b.labels, opt); };
         };
@@ -323,7 +318,7 @@ TEST(TorchOp, AutomaticBandwidthIsSelectBandwidthAndTheCoresChoice) {
     const double h = ecekde::torch::select_bandwidth(b.probs, o);
     EXPECT_EQ(h, core<double>(b.probs, b.labels, o).result.bandwidth);
     CalibrationErrorOptions fixed = o;
-    fixed.bandwidth = h;
+    fixed.estimate.bandwidth = h;
     EXPECT_EQ(ecekde::torch::select_bandwidth(b.probs, fixed), h);
     EXPECT_EQ(ecekde::torch::calibration_error(b.probs, b.labels, o).item<double>(),
               ecekde::torch::calibration_error(b.probs, b.labels, fixed).item<double>());
@@ -333,9 +328,9 @@ TEST(TorchOp, AutomaticBandwidthIsSelectBandwidthAndTheCoresChoice) {
 TEST(TorchOp, ThreadCountDoesNotChangeTheResult) {
   const Batch b = make_batch(300, 10, 41);
   CalibrationErrorOptions one = options(CalibrationType::canonical, 2, 0.05);
-  one.threads = 1;
+  one.estimate.execution.threads = 1;
   CalibrationErrorOptions two = one;
-  two.threads = 2;
+  two.estimate.execution.threads = 2;
   auto run = [&](const CalibrationErrorOptions& o) {
     return value_and_grad(b.probs, [&](const at::Tensor& x) { return ecekde::torch::calibration_error(x, b.labels, o); });
   };
@@ -364,7 +359,7 @@ TEST(TorchOp, DispatcherRegistrationMatchesTheCppApi) {
                           .findSchemaOrThrow("ecekde::select_bandwidth", "")
                           .typed<double(const at::Tensor&, c10::string_view, int64_t, c10::string_view)>();
   CalibrationErrorOptions reference = options(CalibrationType::marginal, 1, {});
-  reference.bandwidth_selection.criterion = ecekde::BandwidthCriterion::reference;
+  reference.estimate.bandwidth_selection.criterion = ecekde::BandwidthCriterion::reference;
   EXPECT_EQ(select.call(b.probs, "marginal", 1, "reference"), ecekde::torch::select_bandwidth(b.probs, reference));
 }
 

@@ -12,13 +12,12 @@
 
 namespace ecekde::torch {
 
+/// The library's estimate options (type, p, bandwidth: fixed, or chosen on the detached batch by
+/// bandwidth_selection; execution) and whether to take the root. The operator is the paper's
+/// differentiable estimator whatever estimate.estimator says; its form must be plug-in.
 struct CalibrationErrorOptions {
-  ecekde::CalibrationType type = ecekde::CalibrationType::canonical;
-  double p = 1.0;                              ///< order of the norm, p >= 1
-  std::optional<double> bandwidth;             ///< fixed h; empty = LOO-likelihood choice on the detached batch
-  ecekde::BandwidthOptions bandwidth_selection;
-  bool root = false;                           ///< false: CE_p^p (what the paper trains with); true: CE_p
-  int threads = 0;                             ///< 0 = all cores
+  ecekde::EstimateOptions estimate;
+  bool root = false;  ///< false: CE_p^p (what the paper trains with); true: CE_p
 };
 
 /// The ECE^KDE estimate of `type` for the predictions `probs` (n x K; K = 1 holds P(y = 1) for the

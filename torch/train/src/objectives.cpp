@@ -92,10 +92,11 @@ Loss compute_loss(const at::Tensor& logits, const at::Tensor& labels, const Obje
       loss.total = at::cross_entropy_loss(logits, labels);
       if (o.objective == Objective::kde_xe) {
         ecekde::torch::CalibrationErrorOptions kde;
-        kde.p = o.p;
-        kde.threads = threads;
+        kde.estimate.p = o.p;
+        kde.estimate.execution.threads = threads;
         const at::Tensor probs = logits.to(at::kDouble).softmax(1);
-        kde.bandwidth = loss.bandwidth = o.bandwidth ? *o.bandwidth : ecekde::torch::select_bandwidth(probs, kde);
+        kde.estimate.bandwidth = loss.bandwidth =
+            o.bandwidth ? *o.bandwidth : ecekde::torch::select_bandwidth(probs, kde);
         regularizer = ecekde::torch::calibration_error(probs, labels, kde);
       } else if (o.objective == Objective::mmce) {
         regularizer = mmce_weighted(logits.to(at::kDouble).softmax(1), labels, o.mmce_width);
@@ -118,8 +119,8 @@ Loss compute_loss(const at::Tensor& logits, const at::Tensor& labels, const Obje
       loss.total = (z.sigmoid() - labels.to(z.scalar_type())).square().mean();
       if (o.objective == Objective::mse_sharpness) {
         ecekde::torch::CalibrationErrorOptions kde;
-        kde.type = CalibrationType::binary;
-        kde.threads = threads;
+        kde.estimate.type = CalibrationType::binary;
+        kde.estimate.execution.threads = threads;
         loss.bandwidth = o.bandwidth ? *o.bandwidth
                                      : ecekde::torch::select_bandwidth(z.detach().to(at::kDouble).sigmoid(), kde);
         regularizer = debiased_sharpness(z, labels, loss.bandwidth);
