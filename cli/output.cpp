@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ecekde/error.hpp"
 #include "ecekde/report.hpp"
 
 namespace ecekde::cli {
@@ -24,7 +25,7 @@ void print_table(std::ostream& out, const std::vector<Result>& results) {
   std::vector<std::vector<std::string>> rows{head};
   for (const Result& r : results) {
     const std::string interval =
-        r.ce_interval ? "[" + number(r.ce_interval->lower) + ", " + number(r.ce_interval->upper) + "]" : "-";
+        r.ce_interval ? concat("[", number(r.ce_interval->lower), ", ", number(r.ce_interval->upper), "]") : "-";
     rows.push_back({std::string(to_string(r.estimator)), std::string(to_string(r.type)), number(r.p),
                     number(r.bandwidth), number(r.ce), interval, number(r.ce_pow_p), std::to_string(r.n),
                     std::to_string(r.k), report::bandwidth_rule(r)});

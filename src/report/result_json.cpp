@@ -1,6 +1,7 @@
 // One estimate and one option value as JSON, and an estimate's bandwidth rule in words.
 #include <string>
 
+#include "ecekde/error.hpp"
 #include "ecekde/report.hpp"
 
 namespace ecekde::report {
@@ -39,10 +40,9 @@ nlohmann::ordered_json result_json(const Result& r) {
 std::string bandwidth_rule(const Result& r) {
   if (!r.selection) return "fixed";
   const BandwidthSelection& s = *r.selection;
-  std::string rule = "auto: " + std::string(to_string(s.criterion)) + ", " + std::to_string(s.grid.size()) +
-                     "-point grid";
+  std::string rule = concat("auto: ", to_string(s.criterion), ", ", s.grid.size(), "-point grid");
   if (!s.refined_grid.empty()) rule += ", refined";
-  if (s.rows > 0 && r.n > s.rows) rule += ", criterion on " + std::to_string(s.rows) + " of " + std::to_string(r.n) + " rows";
+  if (s.rows > 0 && r.n > s.rows) rule += concat(", criterion on ", s.rows, " of ", r.n, " rows");
   return rule;
 }
 
