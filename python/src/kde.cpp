@@ -75,6 +75,19 @@ std::string kde_doc(const KdeFunction& f, std::string_view summary, std::vector<
   return docstring(summary, docs, returns);
 }
 
+// Defines f(probs, labels, **options): the options are taken from the keywords by f's tables, then
+// run(probs, labels, call) computes.
+template <class Run>
+void def_kde(py::module_& m, const KdeFunction& f, std::string_view summary, std::string_view returns, Run run) {
+  m.def(
+      f.name,
+      [f, run](py::object probs, py::object labels, py::kwargs kwargs) {
+        const KdeCall call = options_of(f, kwargs);
+        return run(probs_input(probs), labels_input(labels), call);
+      },
+      kde_doc(f, summary, {}, returns).c_str(), py::arg("probs"), py::arg("labels"));
+}
+
 // A NumPy copy of labels the core made (the caller's own labels are passed as they are).
 py::object labels_object(LabelsView labels, const LabelsInput& original) {
   if (labels.data() == original.view.data()) return original.array;
@@ -94,40 +107,38 @@ std::string_view help_of(const std::vector<options::Option<Options>>& table, std
 void register_kde(py::module_& m) {
   // Each function takes probs and labels (and its own arguments), then its options as keywords; the
   // package (python/ecekde/__init__.py) gives them a signature from _options().
-  m.def(
-      kEstimate.name,
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(kEstimate, kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return estimate(probs_in.view, labels_in.view, call.estimate);
-      },
-      kde_doc(kEstimate,
-              "The L_p calibration error of `probs` against `labels` by the chosen estimator, the cross-fit "
-              "estimator unless told otherwise (ecekde::estimate; the numbers of `ecekde estimate --json`).",
-              {}, "Result")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
-
-  m.def(
-      kGradient.name,
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(kGradient, kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        Gradient g;
-        g.shape.assign(probs_in.array.shape(), probs_in.array.shape() + probs_in.array.ndim());
-        py::gil_scoped_release nogil;
-        g.value = estimate_with_gradient(probs_in.view, labels_in.view, call.estimate);
-        return g;
-      },
-      kde_doc(kGradient,
-              "The paper's estimate and its analytic gradient with respect to every entry of `probs` (the "
-              "bandwidth held constant; ecekde::estimate_with_gradient).",
-              {}, "GradientResult (gradients shaped like probs)")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
+  def_kde(m, kEstimate,
+          "The L_p calibration error of `probs` against `labels` by the chosen estimator, the cross-fit estimator "
+          "unless told otherwise (ecekde::estimate; the numbers of `ecekde estimate --json`).",
+          "Result", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
+            py::gil_scoped_release nogil;
+            return estimate(probs.view, labels.view, call.estimate);
+          });
+  def_kde(m, kGradient,
+          "The paper's estimate and its analytic gradient with respect to every entry of `probs` (the bandwidth "
+          "held constant; ecekde::estimate_with_gradient).",
+          "GradientResult (gradients shaped like probs)",
+          [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
+            Gradient g;
+            g.shape.assign(probs.array.shape(), probs.array.shape() + probs.array.ndim());
+            py::gil_scoped_release nogil;
+            g.value = estimate_with_gradient(probs.view, labels.view, call.estimate);
+            return g;
+          });
+  def_kde(m, kBootstrap,
+          "The paper's ECE^KDE with percentile bootstrap intervals for CE_p^p and CE_p, all replicates in one "
+          "sweep; the bandwidth is fixed across replicates (ecekde::bootstrap_kde).",
+          "KdeBootstrap", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
+            py::gil_scoped_release nogil;
+            return bootstrap_kde(probs.view, labels.view, call.estimate, call.bootstrap);
+          });
+  def_kde(m, kTest,
+          "A test of 'the predictions are calibrated' by consistency resampling with the paper's ECE^KDE (CE_p^p "
+          "of `type`) as the statistic; all relabelled copies share one sweep (ecekde::calibration_test_kde).",
+          "CalibrationTestResult", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
+            py::gil_scoped_release nogil;
+            return calibration_test_kde(probs.view, labels.view, call.estimate, call.test);
+          });
 
   m.def(
       kKernelRegression.name,
@@ -148,39 +159,6 @@ void register_kde(py::module_& m) {
               {ArgDoc("queries", "where to read the estimates (float32/float64)")}, "KernelRegression")
           .c_str(),
       py::arg("probs"), py::arg("labels"), py::arg("queries"));
-
-  m.def(
-      kBootstrap.name,
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(kBootstrap, kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return bootstrap_kde(probs_in.view, labels_in.view, call.estimate, call.bootstrap);
-      },
-      kde_doc(kBootstrap,
-              "The paper's ECE^KDE with percentile bootstrap intervals for CE_p^p and CE_p, all replicates in "
-              "one sweep; the bandwidth is fixed across replicates (ecekde::bootstrap_kde).",
-              {}, "KdeBootstrap")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
-
-  m.def(
-      kTest.name,
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(kTest, kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return calibration_test_kde(probs_in.view, labels_in.view, call.estimate, call.test);
-      },
-      kde_doc(kTest,
-              "A test of 'the predictions are calibrated' by consistency resampling with the paper's ECE^KDE "
-              "(CE_p^p of `type`) as the statistic; all relabelled copies share one sweep "
-              "(ecekde::calibration_test_kde).",
-              {}, "CalibrationTestResult")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
 
   m.def(
       kSelectBandwidth.name,
