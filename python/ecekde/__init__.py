@@ -9,6 +9,9 @@ ValueError) with the library's one-line message on bad input. See docs/python.md
 Submodules, imported on their own: ``ecekde.torch`` (the differentiable estimator for PyTorch) and
 ``ecekde.plot`` (reliability diagrams and the simplex view, with matplotlib).
 """
+import functools as _functools
+import inspect as _inspect
+
 from . import _ecekde
 from ._ecekde import (  # noqa: F401
     BandwidthSelection,
@@ -59,21 +62,18 @@ from ._ecekde import (  # noqa: F401
 def _with_signature(name):
     """The extension's function `name`, which takes its options as keywords (**kwargs), with the signature
     of its option table (ecekde::options) so that help() and inspect show every option and its default."""
-    import functools
-    import inspect
-
     native = getattr(_ecekde, name)
-    parameters = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in _ecekde._positional(name)]
+    parameters = [_inspect.Parameter(p, _inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in _ecekde._positional(name)]
     if name == "select_bandwidth":
         parameters[1] = parameters[1].replace(default=None)
-    parameters += [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"])
+    parameters += [_inspect.Parameter(o["name"], _inspect.Parameter.KEYWORD_ONLY, default=o["default"])
                    for o in _ecekde._options(name)]
 
-    @functools.wraps(native)
+    @_functools.wraps(native)
     def call(*args, **kwargs):
         return native(*args, **kwargs)
 
-    call.__signature__ = inspect.Signature(parameters)
+    call.__signature__ = _inspect.Signature(parameters)
     call.__doc__ = native.__doc__.split("\n\n", 1)[1]  # without pybind11's (**kwargs) signature line
     call.__module__ = __name__
     return call
