@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "ecekde/error.hpp"
 #include "ecekde/report.hpp"
 
 namespace ecekde::report {
@@ -145,7 +146,7 @@ void print_text(std::ostream& out, const Report& r, const Provenance& provenance
   Table accurate({"type", "CE_p", fmt("%g", 100 * s.level) + "% interval", "bandwidth"}, "lrlr");
   for (const Result& e : r.crossfit)
     accurate.add({std::string(to_string(e.type)), value(e.ce),
-                  "[" + value(e.ce_interval->lower) + ", " + value(e.ce_interval->upper) + "]", value(e.bandwidth)});
+                  concat("[", value(e.ce_interval->lower), ", ", value(e.ce_interval->upper), "]"), value(e.bandwidth)});
   accurate.print(out);
   for (const Result& e : r.crossfit)
     for (const std::string& w : e.warnings) out << "  warning: " << to_string(e.type) << ": " << w << '\n';
