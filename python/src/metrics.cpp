@@ -18,48 +18,27 @@
 namespace ecekde::python {
 
 void register_metrics(py::module_& m) {
-  keyword_function("binned_calibration_error", {"probs", "labels"},
-                   [](py::list& out) { append_option_table(out, options::binned_options(), options::uses::all); });
-  std::vector<ArgDoc> binned_docs{
-      ArgDoc("probs", "n x K probabilities (or n values P(y = 1)), float32/float64, read in place"),
-      ArgDoc("labels", "n class labels (int32/int64)")};
-  add_option_docs(binned_docs, options::binned_options(), options::uses::all);
-  m.def(
-      "binned_calibration_error",
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const BinnedOptions o = options_from(options::binned_options(), "binned_calibration_error", kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return binned_calibration_error(probs_in.view, labels_in.view, o);
-      },
-      docstring("The binned calibration error ECE^bin with the per-bin statistics behind reliability diagrams "
-                "(ecekde::binned_calibration_error).",
-                binned_docs, "BinnedResult")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
-
-  keyword_function("reliability_figure", {"probs", "labels"},
-                   [](py::list& out) { append_option_table(out, options::reliability_options(), options::uses::all); });
-  std::vector<ArgDoc> figure_docs{
-      ArgDoc("probs", "n x K probabilities (or n values P(y = 1)), float32/float64, read in place"),
-      ArgDoc("labels", "n class labels (int32/int64)")};
-  add_option_docs(figure_docs, options::reliability_options(), options::uses::all);
-  m.def(
-      "reliability_figure",
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const ReliabilityOptions o = options_from(options::reliability_options(), "reliability_figure", kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return reliability_figure(probs_in.view, labels_in.view, o);
-      },
-      docstring("What the reliability diagram(s) of `type` show, as `ecekde report --plot` and ecekde.plot draw "
-                "them: occupied bins with Wilson intervals, the kernel curve, the error terms "
-                "(ecekde::reliability_figure).",
-                figure_docs, "ReliabilityFigure")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
+  const ArgDoc probs_doc("probs", "n x K probabilities (or n values P(y = 1)), float32/float64, read in place");
+  const ArgDoc labels_doc("labels", "n class labels (int32/int64)");
+  def_with_options(m, "binned_calibration_error", probs_doc, labels_doc, options::binned_options(),
+                   "The binned calibration error ECE^bin with the per-bin statistics behind reliability diagrams "
+                   "(ecekde::binned_calibration_error).",
+                   "BinnedResult", [](py::object probs, py::object labels, const BinnedOptions& o) {
+                     const ProbsInput probs_in = probs_input(probs);
+                     const LabelsInput labels_in = labels_input(labels);
+                     py::gil_scoped_release nogil;
+                     return binned_calibration_error(probs_in.view, labels_in.view, o);
+                   });
+  def_with_options(m, "reliability_figure", probs_doc, labels_doc, options::reliability_options(),
+                   "What the reliability diagram(s) of `type` show, as `ecekde report --plot` and ecekde.plot draw "
+                   "them: occupied bins with Wilson intervals, the kernel curve, the error terms "
+                   "(ecekde::reliability_figure).",
+                   "ReliabilityFigure", [](py::object probs, py::object labels, const ReliabilityOptions& o) {
+                     const ProbsInput probs_in = probs_input(probs);
+                     const LabelsInput labels_in = labels_input(labels);
+                     py::gil_scoped_release nogil;
+                     return reliability_figure(probs_in.view, labels_in.view, o);
+                   });
 
   m.def(
       "doane_bins",
@@ -69,46 +48,28 @@ void register_metrics(py::module_& m) {
       "Doane's number of bins for the scores x: ceil(1 + log2 n + log2(1 + |g1| / s_g1)) (ecekde::doane_bins).",
       py::arg("x"));
 
-  keyword_function("mmce", {"probs", "labels"},
-                   [](py::list& out) { append_option_table(out, options::mmce_options(), options::uses::all); });
-  std::vector<ArgDoc> mmce_docs{ArgDoc("probs", "n x K probabilities (K >= 2), float32/float64, read in place"),
-                                ArgDoc("labels", "n class labels (int32/int64)")};
-  add_option_docs(mmce_docs, options::mmce_options(), options::uses::all);
-  m.def(
-      "mmce",
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const MmceOptions o = options_from(options::mmce_options(), "mmce", kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return mmce(probs_in.view, labels_in.view, o);
-      },
-      docstring("MMCE (Kumar, Sarawagi & Jain 2018) of the top-label confidences, with its gradients "
-                "(ecekde::mmce).",
-                mmce_docs, "MmceResult")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
+  def_with_options(m, "mmce", ArgDoc("probs", "n x K probabilities (K >= 2), float32/float64, read in place"),
+                   labels_doc, options::mmce_options(),
+                   "MMCE (Kumar, Sarawagi & Jain 2018) of the top-label confidences, with its gradients "
+                   "(ecekde::mmce).",
+                   "MmceResult", [](py::object probs, py::object labels, const MmceOptions& o) {
+                     const ProbsInput probs_in = probs_input(probs);
+                     const LabelsInput labels_in = labels_input(labels);
+                     py::gil_scoped_release nogil;
+                     return mmce(probs_in.view, labels_in.view, o);
+                   });
 
-  keyword_function("fit_temperature", {"logits", "labels"},
-                   [](py::list& out) { append_option_table(out, options::temperature_options(), options::uses::all); });
-  std::vector<ArgDoc> temperature_docs{
-      ArgDoc("logits", "n x K logits or log-probabilities (float32/float64), read in place"),
-      ArgDoc("labels", "n class labels (int32/int64)")};
-  add_option_docs(temperature_docs, options::temperature_options(), options::uses::all);
-  m.def(
-      "fit_temperature",
-      [](py::object logits, py::object labels, py::kwargs kwargs) {
-        const TemperatureOptions o = options_from(options::temperature_options(), "fit_temperature", kwargs);
-        const ProbsInput logits_in = probs_input(logits, "logits");
-        const LabelsInput labels_in = labels_input(labels);
-        py::gil_scoped_release nogil;
-        return fit_temperature(logits_in.view, labels_in.view, o);
-      },
-      docstring("Temperature scaling (Guo et al. 2017): the T > 0 minimising the mean NLL of softmax(logits / T) "
-                "(ecekde::fit_temperature).",
-                temperature_docs, "TemperatureFit")
-          .c_str(),
-      py::arg("logits"), py::arg("labels"));
+  def_with_options(m, "fit_temperature",
+                   ArgDoc("logits", "n x K logits or log-probabilities (float32/float64), read in place"), labels_doc,
+                   options::temperature_options(),
+                   "Temperature scaling (Guo et al. 2017): the T > 0 minimising the mean NLL of softmax(logits / T) "
+                   "(ecekde::fit_temperature).",
+                   "TemperatureFit", [](py::object logits, py::object labels, const TemperatureOptions& o) {
+                     const ProbsInput logits_in = probs_input(logits, "logits");
+                     const LabelsInput labels_in = labels_input(labels);
+                     py::gil_scoped_release nogil;
+                     return fit_temperature(logits_in.view, labels_in.view, o);
+                   });
 
   m.def(
       "apply_temperature",

@@ -91,4 +91,22 @@ Options options_from(const std::vector<options::Option<Options>>& table, std::st
   return options;
 }
 
+/// Defines `name`(first, second, **options) for the options of one table: registered for _options(),
+/// documented from the table, the options taken from the keywords; run(first, second, options) computes.
+template <class Options, class Run>
+void def_with_options(py::module_& m, const char* name, const ArgDoc& first, const ArgDoc& second,
+                      const std::vector<options::Option<Options>>& table, std::string_view summary,
+                      std::string_view returns, Run run) {
+  keyword_function(name, {std::string(first.name), std::string(second.name)},
+                   [&table](py::list& out) { append_option_table(out, table, options::uses::all); });
+  std::vector<ArgDoc> docs{first, second};
+  add_option_docs(docs, table, options::uses::all);
+  m.def(
+      name,
+      [name, &table, run](py::object a, py::object b, py::kwargs kwargs) {
+        return run(a, b, options_from(table, name, kwargs));
+      },
+      docstring(summary, docs, returns).c_str(), py::arg(first.name.data()), py::arg(second.name.data()));
+}
+
 }  // namespace ecekde::python

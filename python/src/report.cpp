@@ -10,31 +10,22 @@
 namespace ecekde::python {
 
 void register_report(py::module_& m) {
-  std::vector<ArgDoc> docs{ArgDoc("probs", "n x K predicted probabilities, or n values P(y = 1)"),
-                           ArgDoc("labels", "n class labels in [0, K)")};
-  add_option_docs(docs, report::options(), options::uses::all);
-  keyword_function("report", {"probs", "labels"},
-                   [](py::list& out) { append_option_table(out, report::options(), options::uses::all); });
-  m.def(
-      "report",
-      [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const report::Settings settings = options_from(report::options(), "report", kwargs);
-        const ProbsInput probs_in = probs_input(probs);
-        const LabelsInput labels_in = labels_input(labels);
-        std::string text;
-        {
-          py::gil_scoped_release nogil;
-          text = report::to_json(report::compute(probs_in.view, labels_in.view, settings)).dump();
-        }
-        return py::module_::import("json").attr("loads")(text);
-      },
-      docstring("The calibration report of `probs` against `labels`: the crossfit estimate of every type with its "
-                "interval, the paper's ECE^KDE, binned ECE and MCE, MMCE, with bootstrap intervals and "
-                "calibration-test p-values, and a summary (accuracy, NLL, Brier score). The same computation and "
-                "structure as `ecekde report --json` (without the file names and plots).",
-                docs, "dict")
-          .c_str(),
-      py::arg("probs"), py::arg("labels"));
+  def_with_options(m, "report", ArgDoc("probs", "n x K predicted probabilities, or n values P(y = 1)"),
+                   ArgDoc("labels", "n class labels in [0, K)"), report::options(),
+                   "The calibration report of `probs` against `labels`: the crossfit estimate of every type with "
+                   "its interval, the paper's ECE^KDE, binned ECE and MCE, MMCE, with bootstrap intervals and "
+                   "calibration-test p-values, and a summary (accuracy, NLL, Brier score). The same computation "
+                   "and structure as `ecekde report --json` (without the file names and plots).",
+                   "dict", [](py::object probs, py::object labels, const report::Settings& settings) {
+                     const ProbsInput probs_in = probs_input(probs);
+                     const LabelsInput labels_in = labels_input(labels);
+                     std::string text;
+                     {
+                       py::gil_scoped_release nogil;
+                       text = report::to_json(report::compute(probs_in.view, labels_in.view, settings)).dump();
+                     }
+                     return py::module_::import("json").attr("loads")(text);
+                   });
 }
 
 }  // namespace ecekde::python
