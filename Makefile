@@ -3,14 +3,19 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+# make fuzz runs each reader's fuzzer this long (seconds); FUZZ_RUNS=N runs N inputs per target instead.
+FUZZ_SECONDS ?= 30
+FUZZ_RUNS    ?=
+FUZZ_TARGETS := npy csv labels
 JOBS       ?= $(shell nproc)
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DEB_PACKAGES := cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
                 libtorch-dev python3-torch python3-numpy python3-matplotlib python3-pytest python3-dev \
-                pybind11-dev python3-pybind11 dataset-fashion-mnist zlib1g-dev
+                pybind11-dev python3-pybind11 dataset-fashion-mnist zlib1g-dev clang libfuzzer-14-dev
 
-.PHONY: deps configure build run test test-asan bench clean
+.PHONY: deps configure build run test test-asan fuzz bench clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -28,7 +33,7 @@ build: configure
 run: build
 	./$(BUILD)/cli/ecekde report --probs examples/fashion_mnist_xe_probs.npy --labels examples/fashion_mnist_labels.npy --plot $(BUILD)/report
 
-test: build test-asan
+test: build test-asan fuzz
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -38,8 +43,27 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
 
+# The readers under libFuzzer (clang, ASan+UBSan), from the committed seed corpus (fuzz/corpus) plus
+# what earlier runs found (kept in $(FUZZ_BUILD)/corpus). Any crash, leak, timeout or sanitizer report
+# fails the target; libFuzzer leaves the input as $(FUZZ_BUILD)/crash-* to reproduce it.
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DECEKDE_FUZZ=ON \
+	      -DECEKDE_SANITIZE=address,undefined -DECEKDE_TESTS=OFF -DECEKDE_CLI=OFF -DECEKDE_TORCH=OFF \
+	      -DECEKDE_PYTHON=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF -DECEKDE_INSTALL=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix ecekde_fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  dict=$$( [ -f fuzz/$$t.dict ] && echo -dict=fuzz/$$t.dict ); \
+	  limit=$$( [ -n "$(FUZZ_RUNS)" ] && echo -runs=$(FUZZ_RUNS) || echo -max_total_time=$(FUZZ_SECONDS) ); \
+	  echo "fuzzing $$t ($$limit)"; \
+	  ./$(FUZZ_BUILD)/fuzz/ecekde_fuzz_$$t $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t $$dict $$limit \
+	      -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	      2> $(FUZZ_BUILD)/fuzz_$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(FUZZ_BUILD)/fuzz_$$t.log; \
+	done
+
 bench: build
 	./$(BUILD)/bench/ecekde_bench --benchmark_min_time=0.2
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

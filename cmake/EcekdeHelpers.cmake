@@ -8,6 +8,9 @@ function(ecekde_target_defaults target)
                                              -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=${ECEKDE_SANITIZE})
   endif()
+  if(ECEKDE_FUZZ)  # coverage feedback for libFuzzer in every target it reaches
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # Resolves an ON/OFF/AUTO setting: AUTO becomes the value of `found`.

@@ -17,7 +17,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Throws Error(message). Kept out of line so call sites stay small.
+/// Throws Error(message), with any control character in it (from text echoed out of a file) written as
+/// \xNN so that the message stays one line. Kept out of line so call sites stay small.
 [[noreturn]] void fail(const std::string& message);
 
 // Messages from strings and numbers, numbers in their shortest round-trip form.

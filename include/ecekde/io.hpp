@@ -1,7 +1,9 @@
 // Reading and writing predictions: NumPy .npy files and CSV tables. Standard library only.
 //
 // Readers give zero-copy views (ecekde::ProbsView / ecekde::LabelsView) over the buffers they own, in
-// the file's own memory order and element type (float32 stays float32). Every problem with a file is an
+// the file's own memory order and element type (float32 stays float32). An .npy file is memory-mapped
+// and its data used in place where its layout allows (NpyArray::mapped()), so a large evaluation set is
+// never copied on the way in. Every problem with a file is an
 // ecekde::Error whose one-line message names the file and, for CSV, the line and column:
 //
 //     probs.npy: unsupported NPY format version 4.0 (expected 1.0, 2.0 or 3.0)
@@ -27,11 +29,16 @@ namespace ecekde::io {
 /// The element types an .npy file may hold here: little-endian (or single-byte) numbers and booleans.
 enum class NpyType { float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, boolean };
 
+namespace detail {
+struct NpyReader;
+}
+
 /// Bytes per element of `type`.
 std::size_t item_size(NpyType type);
 
-/// An array read from an .npy file (format 1.0, 2.0 or 3.0). Owns its data, which is aligned for any
-/// element type; moving the array keeps data() where it is.
+/// An array read from an .npy file (format 1.0, 2.0 or 3.0). Shares ownership of its data, which is
+/// aligned for its element type: the file's own pages when mapped(), else a copy. Moving or copying the
+/// array keeps data() where it is.
 class NpyArray {
  public:
   NpyArray() = default;
@@ -42,23 +49,30 @@ class NpyArray {
   const std::vector<std::size_t>& shape() const { return shape_; }
   bool fortran_order() const { return fortran_order_; }
   std::size_t size() const { return size_; }  ///< number of elements
-  const void* data() const { return storage_.data(); }
+  const void* data() const { return data_; }
+  bool mapped() const { return mapped_; }  ///< data() points into the memory-mapped file itself
 
  private:
-  friend NpyArray read_npy(const std::string& path);
+  friend struct detail::NpyReader;
 
   std::string path_, descr_;
   NpyType type_ = NpyType::float64;
   std::vector<std::size_t> shape_;
-  bool fortran_order_ = false;
+  bool fortran_order_ = false, mapped_ = false;
   std::size_t size_ = 0;
-  std::vector<std::uint64_t> storage_;  // 8-byte aligned
+  const void* data_ = nullptr;
+  std::shared_ptr<const void> owner_;
 };
 
-/// Reads an .npy file. Throws Error for a missing or unreadable file, a bad magic string, an
-/// unsupported format version, a malformed header, a big-endian, object or otherwise unsupported dtype,
-/// and data shorter than the shape says.
+/// Reads an .npy file, mapping it into memory (read-only) where the system allows and using the data in
+/// place when it is aligned for its type; pipes and other unmappable files are read. Throws Error for a
+/// missing or unreadable file, a bad magic string, an unsupported format version, a malformed header, a
+/// big-endian, object or otherwise unsupported dtype, and data shorter than the shape says.
 NpyArray read_npy(const std::string& path);
+
+/// The same from the bytes of an .npy file held in memory (copied); `name` stands for the file in
+/// messages.
+NpyArray parse_npy(const std::string& name, std::string_view bytes);
 
 /// Writes a C-order array of the given shape (format 1.0, or 2.0 when the header needs it).
 /// The product of `shape` must equal data.size().
@@ -99,6 +113,9 @@ struct CsvTable {
 /// are skipped; a UTF-8 byte order mark and CRLF line ends are accepted. Throws Error for a missing or
 /// unreadable file, rows of different lengths, empty or non-numeric cells, and a file without data rows.
 CsvTable read_csv(const std::string& path);
+
+/// The same from a file's text held in memory; `name` stands for the file in messages.
+CsvTable parse_csv(const std::string& name, std::string_view text);
 
 /// Writes `values` (row-major, names.size() columns, or `cols` when names is empty) with a header row
 /// when names is not empty. Numbers are written in their shortest round-trip form.
@@ -161,5 +178,8 @@ Predictions read_predictions(const std::string& probs_path, const std::string& l
 /// Predictions from one CSV file: the label column is given by header name or by 0-based index (a name
 /// matching a header cell wins); every other column is a probability.
 Predictions read_predictions_csv(const std::string& path, std::string_view label_column);
+
+/// The same from a table already read.
+Predictions predictions_from(const CsvTable& table, std::string_view label_column);
 
 }  // namespace ecekde::io

@@ -3,7 +3,24 @@
 
 namespace ecekde {
 
-void fail(const std::string& message) { throw Error(message); }
+// Messages echo text from the user's files (a dtype, a cell, a column name); control characters in it
+// are written as \xNN, so a message is always one printable line.
+void fail(const std::string& message) {
+  std::string line;
+  line.reserve(message.size());
+  for (const char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      line += c;
+      continue;
+    }
+    constexpr char kHex[] = "0123456789abcdef";
+    line += "\\x";
+    line += kHex[u >> 4];
+    line += kHex[u & 15];
+  }
+  throw Error(line);
+}
 
 }  // namespace ecekde
 

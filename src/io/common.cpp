@@ -3,6 +3,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "core/messages.hpp"
 
 namespace ecekde::io::detail {
@@ -33,6 +38,25 @@ std::string read_all(const std::string& path) {
     out.append(buffer, got);
     if (got < sizeof buffer) return out;
   }
+}
+
+FileBytes map_or_read(const std::string& path) {
+  errno = 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_with(path, ": cannot open: ", std::strerror(errno));
+  struct stat st {};
+  void* map = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // a mapping outlives its descriptor
+  if (map != MAP_FAILED) {
+    const auto size = static_cast<std::size_t>(st.st_size);
+    std::shared_ptr<const void> owner(map, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+    return {std::string_view(static_cast<const char*>(map), size), std::move(owner), true};
+  }
+  auto copy = std::make_shared<const std::string>(read_all(path));
+  const std::string_view bytes = *copy;
+  return {bytes, std::move(copy), false};
 }
 
 void write_all(const std::string& path, std::string_view bytes) {

@@ -26,6 +26,17 @@ std::size_t read_some(std::FILE* f, const std::string& path, void* out, std::siz
 /// The whole file as a string.
 std::string read_all(const std::string& path);
 
+/// A file's bytes and what keeps them alive: the file mapped read-only where the system allows (a
+/// non-empty regular file), else a copy read through stdio (pipes, special files, empty files).
+struct FileBytes {
+  std::string_view bytes;
+  std::shared_ptr<const void> owner;
+  bool mapped = false;
+};
+
+/// Throws like open_for_reading / read_some.
+FileBytes map_or_read(const std::string& path);
+
 /// Writes the whole of `bytes` to `path` (created or truncated); throws "PATH: cannot write: <reason>".
 void write_all(const std::string& path, std::string_view bytes);
 

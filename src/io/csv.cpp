@@ -85,8 +85,9 @@ std::string CsvTable::column_label(std::size_t c) const {
   return concat("column ", c);
 }
 
-CsvTable read_csv(const std::string& path) {
-  const std::string text = detail::read_all(path);
+CsvTable read_csv(const std::string& path) { return parse_csv(path, detail::read_all(path)); }
+
+CsvTable parse_csv(const std::string& path, std::string_view text) {
   std::string_view rest = text;
   if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);
 

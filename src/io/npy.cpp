@@ -226,15 +226,6 @@ void swap_bytes(void* data, std::size_t count, std::size_t size) {
   for (std::size_t i = 0; i < count; ++i, p += size) std::reverse(p, p + size);
 }
 
-// Bytes left in `f` from its current position, when the stream can tell.
-std::optional<std::size_t> remaining_bytes(std::FILE* f) {
-  const long here = std::ftell(f);
-  if (here < 0 || std::fseek(f, 0, SEEK_END) != 0) return std::nullopt;
-  const long end = std::ftell(f);
-  if (end < 0 || std::fseek(f, here, SEEK_SET) != 0) return std::nullopt;
-  return static_cast<std::size_t>(end - here);
-}
-
 template <class T>
 void write_array(const std::string& path, std::span<const T> data, const std::vector<std::size_t>& shape,
                  NpyType type) {
@@ -267,55 +258,74 @@ void write_array(const std::string& path, std::span<const T> data, const std::ve
 
 std::size_t item_size(NpyType type) { return entry(type).size; }
 
-NpyArray read_npy(const std::string& path) {
-  detail::File file = detail::open_for_reading(path);
-  std::FILE* f = file.get();
+namespace detail {
 
-  unsigned char prefix[12];
-  const std::size_t got = detail::read_some(f, path, prefix, 8);
-  if (got == 0) fail_with(path, ": not an NPY file (the file is empty)");
-  if (std::memcmp(prefix, kMagic.data(), std::min<std::size_t>(got, kMagic.size())) != 0)
-    fail_with(path, ": not an NPY file (it does not start with the magic string \\x93NUMPY)");
-  if (got < 8) fail_with(path, ": truncated NPY header (the file has only ", got, " bytes)");
-  const int major = prefix[6], minor = prefix[7];
-  if (major < 1 || major > 3 || minor != 0)
-    fail_with(path, ": unsupported NPY format version ", major, ".", minor, " (expected 1.0, 2.0 or 3.0)");
-  const std::size_t length_bytes = major == 1 ? 2 : 4;
-  if (detail::read_some(f, path, prefix + 8, length_bytes) < length_bytes)
-    fail_with(path, ": truncated NPY header (the file ends inside the header length)");
-  const std::size_t header_size = little_endian(prefix + 8, length_bytes);
-  if (auto left = remaining_bytes(f); left && *left < header_size)
-    fail_with(path, ": truncated NPY header (it should be ", header_size, " bytes, the file has ", *left, ")");
-  std::string text(header_size, '\0');
-  if (const std::size_t n = detail::read_some(f, path, text.data(), header_size); n < header_size)
-    fail_with(path, ": truncated NPY header (it should be ", header_size, " bytes, the file has ", n, ")");
+// Parses the bytes of an .npy file; the data is used in place when `in_place` (then `owner` keeps the
+// bytes alive) and it is aligned for its type, else copied into aligned storage.
+struct NpyReader {
+  static NpyArray parse(const std::string& path, std::string_view file, std::shared_ptr<const void> owner,
+                        bool in_place) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(file.data());
+    const std::size_t got = file.size();
+    if (got == 0) fail_with(path, ": not an NPY file (the file is empty)");
+    if (std::memcmp(bytes, kMagic.data(), std::min<std::size_t>(got, kMagic.size())) != 0)
+      fail_with(path, ": not an NPY file (it does not start with the magic string \\x93NUMPY)");
+    if (got < 8) fail_with(path, ": truncated NPY header (the file has only ", got, " bytes)");
+    const int major = bytes[6], minor = bytes[7];
+    if (major < 1 || major > 3 || minor != 0)
+      fail_with(path, ": unsupported NPY format version ", major, ".", minor, " (expected 1.0, 2.0 or 3.0)");
+    const std::size_t length_bytes = major == 1 ? 2 : 4, header_start = 8 + length_bytes;
+    if (got < header_start) fail_with(path, ": truncated NPY header (the file ends inside the header length)");
+    const std::size_t header_size = little_endian(bytes + 8, length_bytes);
+    if (got - header_start < header_size)
+      fail_with(path, ": truncated NPY header (it should be ", header_size, " bytes, the file has ",
+                got - header_start, ")");
 
-  const Header h = HeaderParser(path, text).parse();
-  NpyArray a;
-  a.path_ = path;
-  a.descr_ = *h.descr;
-  a.type_ = parse_descr(path, a.descr_);
-  a.shape_ = *h.shape;
-  a.fortran_order_ = *h.fortran_order;
-  const std::size_t item = item_size(a.type_);
-  std::size_t count = 1;
-  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
-  for (std::size_t d : a.shape_) {
-    if (d != 0 && count > kMax / item / d) fail_with(path, ": shape ", detail::shape_text(a.shape_), " is too large");
-    count *= d;
+    const Header h = HeaderParser(path, file.substr(header_start, header_size)).parse();
+    NpyArray a;
+    a.path_ = path;
+    a.descr_ = *h.descr;
+    a.type_ = parse_descr(path, a.descr_);
+    a.shape_ = *h.shape;
+    a.fortran_order_ = *h.fortran_order;
+    const std::size_t item = item_size(a.type_);
+    std::size_t count = 1;
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    for (std::size_t d : a.shape_) {
+      if (d != 0 && count > kMax / item / d) fail_with(path, ": shape ", shape_text(a.shape_), " is too large");
+      count *= d;
+    }
+    a.size_ = count;
+    const std::size_t data_bytes = count * item, data_start = header_start + header_size;
+    if (got - data_start < data_bytes)
+      fail_with(path, ": truncated data: shape ", shape_text(a.shape_), " of '", a.descr_, "' needs ", data_bytes,
+                " bytes, the file has ", got - data_start);
+    const unsigned char* data = bytes + data_start;
+    const bool native = std::endian::native == std::endian::little || item == 1;
+    if (in_place && native && reinterpret_cast<std::uintptr_t>(data) % item == 0) {
+      a.data_ = data;
+      a.owner_ = std::move(owner);
+      a.mapped_ = true;
+      return a;
+    }
+    auto storage = std::make_shared<std::vector<std::uint64_t>>((data_bytes + 7) / 8);  // 8-byte aligned
+    if (data_bytes > 0) std::memcpy(storage->data(), data, data_bytes);
+    if (!native) swap_bytes(storage->data(), count, item);
+    a.data_ = storage->data();
+    a.owner_ = std::move(storage);
+    return a;
   }
-  a.size_ = count;
-  const std::size_t bytes = count * item;
-  const auto truncated = [&](std::size_t have) {
-    fail_with(path, ": truncated data: shape ", detail::shape_text(a.shape_), " of '", a.descr_, "' needs ", bytes,
-              " bytes, the file has ", have);
-  };
-  if (auto left = remaining_bytes(f); left && *left < bytes) truncated(*left);
-  a.storage_.resize((bytes + 7) / 8);
-  if (const std::size_t n = detail::read_some(f, path, a.storage_.data(), bytes); n < bytes) truncated(n);
-  if constexpr (std::endian::native == std::endian::big)
-    if (item > 1) swap_bytes(a.storage_.data(), count, item);
-  return a;
+};
+
+}  // namespace detail
+
+NpyArray read_npy(const std::string& path) {
+  detail::FileBytes file = detail::map_or_read(path);
+  return detail::NpyReader::parse(path, file.bytes, std::move(file.owner), file.mapped);
+}
+
+NpyArray parse_npy(const std::string& name, std::string_view bytes) {
+  return detail::NpyReader::parse(name, bytes, nullptr, false);
 }
 
 void write_npy(const std::string& path, std::span<const double> data, const std::vector<std::size_t>& shape) {

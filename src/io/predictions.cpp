@@ -165,12 +165,15 @@ std::size_t find_label_column(const CsvTable& t, std::string_view name) {
 
 Predictions read_predictions_csv(const std::string& path, std::string_view label_column) {
   if (!detail::has_extension(path, ".csv")) fail_with(path, ": expected a .csv file");
-  const CsvTable t = read_csv(path);
+  return predictions_from(read_csv(path), label_column);
+}
+
+Predictions predictions_from(const CsvTable& t, std::string_view label_column) {
   const std::size_t label = find_label_column(t, label_column);
   Predictions p;
   p.labels = labels_from(t, label);
   if (t.cols < 2)
-    fail_with(path, ": needs a label column and at least one probability column, the file has 1 column");
+    fail_with(t.path, ": needs a label column and at least one probability column, the file has 1 column");
   const std::size_t k = t.cols - 1;
   auto probs = std::make_shared<std::vector<double>>();
   probs->reserve(t.rows * k);

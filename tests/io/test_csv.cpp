@@ -83,6 +83,9 @@ TEST(Csv, BrokenFilesGiveExactMessages) {
   bad("quote.csv", "a,b\n\"0.5,0.5\n", " line 2: unterminated quoted cell");
   bad("afterquote.csv", "a,b\n\"0.5\"x,0.5\n", " line 2: unexpected text after a quoted cell");
   bad("semicolon.csv", "a;b\n0.5;0.5\n", " line 2, column 0 ('a;b'): '0.5;0.5' is not a number");
+  // Control characters echoed from the file are escaped, so the message stays one printable line (a
+  // lone carriage return, a terminal escape sequence; found by fuzzing, in an NPY dtype).
+  bad("control.csv", "a,b\n0.5,0.5\n0.5,\x1b[31mred\r\r\n", " line 3, column 1 ('b'): '\\x1b[31mred\\x0d' is not a number");
 }
 
 TEST(Csv, Labels) {

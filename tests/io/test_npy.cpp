@@ -83,6 +83,35 @@ TEST(Npy, Versions2And3AndUnpaddedHeadersRead) {
   EXPECT_EQ(static_cast<const std::int64_t*>(a.data())[1], 5);
 }
 
+// A file whose data is aligned for its type is used in place, in the mapped file; an unaligned one (a
+// writer that does not pad its header) is copied; bytes in memory are parsed the same way, copied.
+TEST(Npy, AlignedFilesAreReadInPlaceOthersCopied) {
+  testfiles::ScratchDir dir;
+  const std::string bytes = npy(dict("<f8", false, "(2,)"), raw<double>({0.5, 0.25}));
+  const auto mapped = ecekde::io::read_npy(dir.write("a.npy", bytes));
+  EXPECT_TRUE(mapped.mapped());
+  EXPECT_EQ(static_cast<const double*>(mapped.data())[1], 0.25);
+
+  const std::string h = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,)}";  // data at byte 65
+  std::string odd = "\x93NUMPY\x01";
+  odd += '\0';
+  odd += static_cast<char>(h.size());
+  odd += '\0';
+  const auto copied = ecekde::io::read_npy(dir.write("odd.npy", odd + h + raw<double>({0.5, 0.25})));
+  EXPECT_FALSE(copied.mapped());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copied.data()) % alignof(double), 0u);
+  EXPECT_EQ(static_cast<const double*>(copied.data())[1], 0.25);
+
+  const auto parsed = ecekde::io::parse_npy("memory", bytes);
+  EXPECT_FALSE(parsed.mapped());
+  EXPECT_EQ(static_cast<const double*>(parsed.data())[0], 0.5);
+  EXPECT_ERROR(ecekde::io::parse_npy("memory", bytes.substr(0, bytes.size() - 1)),
+               "memory: truncated data: shape (2,) of '<f8' needs 16 bytes, the file has 15");
+  // Views from a mapped file keep the mapping alive after the array and the loader are gone.
+  const auto probs = ecekde::io::probabilities_from(ecekde::io::read_npy(dir.path("a.npy")));
+  EXPECT_EQ(probs.view().rows(), 2u);
+}
+
 // The same 3 x 2 matrix in C and Fortran order gives identical views, and identical estimates.
 TEST(Npy, CAndFortranOrderGiveIdenticalViews) {
   testfiles::ScratchDir dir;
