@@ -9,6 +9,7 @@
 
 #include "ecekde/data.hpp"
 #include "ecekde/names.hpp"
+#include "ecekde/run_control.hpp"
 
 namespace ecekde {
 
@@ -57,6 +58,8 @@ struct ExecutionOptions {
   int threads = 0;             ///< worker threads; 0 = every hardware thread
   std::size_t block_size = 0;  ///< rows/centres per block of the pairwise sweep; 0 = automatic
   std::string isa = {};        ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
+  /// Progress and cancellation (ecekde/run_control.hpp); null = neither. Not owned; must outlive the call.
+  RunControl* control = nullptr;
 };
 
 /// Automatic bandwidth selection.

@@ -110,6 +110,25 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
 
 namespace {
 
+constexpr double kGolden = 0.6180339887498949;           // (sqrt(5) - 1) / 2
+constexpr double kSearchTolerance = 0.02302585092994046;  // 0.01 decades, in log h
+
+// Kernel evaluations of a bandwidth search: the grid in one sweep, then at most as many refinement
+// steps as the widest bracket between a grid point's neighbours needs.
+double selection_work(const std::vector<LabelledPoints>& problems, const std::vector<double>& grid, std::size_t rows,
+                      bool refine) {
+  double per_bandwidth = 0;
+  for (const auto& lp : problems) per_bandwidth += static_cast<double>(rows) * static_cast<double>(lp.points.n);
+  std::size_t steps = 0;
+  if (refine && grid.size() >= 2) {
+    double widest = 0;
+    for (std::size_t b = 0; b < grid.size(); ++b)
+      widest = std::max(widest, std::log(grid[std::min(b + 1, grid.size() - 1)] / grid[b == 0 ? 0 : b - 1]));
+    for (steps = 2; widest > kSearchTolerance; widest *= kGolden) ++steps;
+  }
+  return per_bandwidth * static_cast<double>(grid.size() + steps);
+}
+
 std::vector<double> checked_grid(const std::vector<double>& grid) {
   if (grid.empty()) return default_bandwidth_grid();
   std::vector<double> g = grid;
@@ -129,6 +148,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   sel.grid = checked_grid(options.grid);
   const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
   sel.rows = rows.size();
+  const PlannedWork planned(plan.control, selection_work(problems, sel.grid, sel.rows, options.refine));
   sel.score = bandwidth_scores(problems, sel.grid, options.criterion, rows, plan);
   const auto best = static_cast<std::size_t>(std::max_element(sel.score.begin(), sel.score.end()) - sel.score.begin());
   sel.bandwidth = sel.grid[best];
@@ -148,7 +168,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
     }
     return s;
   };
-  const double golden = (std::sqrt(5.0) - 1) / 2, tolerance = 0.01 * std::log(10.0);
+  const double golden = kGolden, tolerance = kSearchTolerance;
   double a = std::log(sel.grid[best == 0 ? 0 : best - 1]);
   double b = std::log(sel.grid[std::min(best + 1, sel.grid.size() - 1)]);
   double c = b - golden * (b - a), d = a + golden * (b - a);
@@ -223,6 +243,9 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   if (options.estimator == Estimator::crossfit) return detail::crossfit_estimate(in, options);
+  double final_work = 0;  // one leave-one-out sweep per problem
+  for (const auto& lp : in.problems) final_work += static_cast<double>(lp.points.n) * static_cast<double>(lp.points.n);
+  const detail::PlannedWork planned(in.plan.control, final_work);
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {

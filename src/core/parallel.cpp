@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/messages.hpp"
+#include "core/work_ledger.hpp"
 
 namespace ecekde::detail {
 
@@ -17,12 +18,16 @@ int resolve_threads(int requested) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-void parallel_for(std::size_t tasks, int threads,
-                  const std::function<void(std::size_t, int)>& body) {
+void parallel_for(std::size_t tasks, int threads, const std::function<void(std::size_t, int)>& body,
+                  const RunControl* control) {
   const int workers =
       static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(resolve_threads(threads)), tasks));
+  const auto task = [&](std::size_t t, int worker) {
+    WorkLedger::check(control);
+    body(t, worker);
+  };
   if (workers <= 1) {
-    for (std::size_t t = 0; t < tasks; ++t) body(t, 0);
+    for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
     return;
   }
   std::atomic<std::size_t> next{0};
@@ -33,7 +38,7 @@ void parallel_for(std::size_t tasks, int threads,
     try {
       for (std::size_t t; !stop.load(std::memory_order_relaxed) &&
                           (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;)
-        body(t, worker);
+        task(t, worker);
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!first_error) first_error = std::current_exception();

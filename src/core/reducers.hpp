@@ -81,6 +81,9 @@ class LogKernelSums {
                 std::vector<double> inv_h, Finish finish, std::span<const std::size_t> self = {})
       : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)), self_(self) {}
 
+  /// Relative cost of a pair, for progress: one exponential per bandwidth.
+  double work_per_pair() const { return static_cast<double>(inv_h_.size()); }
+
   struct Scratch {
     std::vector<OnlineMax> max;
     std::vector<double> sums, w, log_sums;
@@ -139,6 +142,9 @@ class PayloadSums {
               std::size_t depth, Finish finish, std::span<const std::size_t> self = {})
       : kern_(kern), offsets_(offsets), inv_h_(inv_h), vt_(vt), depth_(depth), finish_(std::move(finish)),
         self_(self) {}
+
+  /// Relative cost of a pair, for progress: an exponential, and a multiply-add per payload value (about a tenth of one).
+  double work_per_pair() const { return 1 + 0.1 * static_cast<double>(depth_); }
 
   struct Scratch {
     std::vector<OnlineMax> max;

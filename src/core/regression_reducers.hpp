@@ -38,6 +38,9 @@ class BandwidthClassSums {
       : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)),
         self_(self) {}
 
+  /// Relative cost of a pair, for progress: one exponential per bandwidth.
+  double work_per_pair() const { return static_cast<double>(inv_h_.size()); }
+
   struct Scratch {
     std::vector<OnlineMax> max;
     std::vector<double> sums, w;

@@ -25,6 +25,9 @@ class ReplicateClassSums {
                      const double* mult, std::size_t replicates, Finish finish)
       : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)) {}
 
+  /// Relative cost of a pair, for progress: an exponential, and a multiply-add per replicate (about a tenth of one).
+  double work_per_pair() const { return 1 + 0.1 * static_cast<double>(B_); }
+
   struct Scratch {
     std::vector<OnlineMax> max;
     std::vector<double> self, w, sums;  // rows;  rows x block;  rows x L x B
@@ -91,6 +94,9 @@ class RelabelledClassSums {
                       const std::uint16_t* labels, std::size_t copies, Finish finish)
       : L_(classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
         finish_(std::move(finish)) {}
+
+  /// Relative cost of a pair, for progress: an exponential, and an add per copy (about a tenth of one).
+  double work_per_pair() const { return 1 + 0.1 * static_cast<double>(B_); }
 
   struct Scratch {
     std::vector<OnlineMax> max;

@@ -41,6 +41,7 @@ SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
   plan.threads = resolve_threads(execution.threads);
   if (execution.block_size > 0) plan.block = execution.block_size;
   plan.kernels = &tile_kernels_for(execution.isa);
+  plan.control = execution.control;
   return plan;
 }
 

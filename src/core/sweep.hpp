@@ -14,6 +14,7 @@
 #include "core/kernels.hpp"
 #include "core/parallel.hpp"
 #include "core/messages.hpp"
+#include "core/work_ledger.hpp"
 
 namespace ecekde {
 struct ExecutionOptions;
@@ -49,12 +50,23 @@ struct SweepPlan {
   const TileKernels* kernels = nullptr;
   int threads = 1;          // resolved worker count (>= 1)
   std::size_t block = 512;  // rows per task and centres per tile
+  RunControl* control = nullptr;  // progress and cancellation, checked once per tile of rows
 
   static SweepPlan from(const ExecutionOptions& execution);
 };
 
 /// Rows of a task are processed this many at a time against each centre block.
 inline constexpr std::size_t kRowTile = 16;
+
+/// The work of one (row, centre) pair, in kernel evaluations, for progress: a reducer that weighs each
+/// pair for several bandwidths or replicates says so by a member work_per_pair().
+template <class Reducer>
+double work_per_pair(const Reducer& reducer) {
+  if constexpr (requires { reducer.work_per_pair(); })
+    return static_cast<double>(reducer.work_per_pair());
+  else
+    return 1.0;
+}
 
 /// Per-worker state of a sweep: the reducer's scratch and a tile of dot products, made on a worker's
 /// first task and reused for the rest.
@@ -102,6 +114,8 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
   WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
   const TileKernels& kern = *plan.kernels;
+  const double row_work = static_cast<double>(m) * work_per_pair(reducer);
+  WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
   parallel_for(tasks, workers, [&](std::size_t task, int worker) {
     auto& s = per_worker.scratch(worker);
     double* d = per_worker.dots(worker);
@@ -115,6 +129,7 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
         reducer.tile(s, r0, nr, c0, cols, d, block);
       }
       reducer.end(s, r0, nr);
+      WorkLedger::done(plan.control, static_cast<double>(nr) * row_work);
     }
   });
 }
@@ -141,6 +156,7 @@ void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reduc
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
   WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
   const TileKernels& kern = *plan.kernels;
+  WorkLedger::start(plan.control, static_cast<double>(n) * static_cast<double>(n) * work_per_pair(reducer));
   for (std::size_t round = 0; round < blocks; ++round)
     parallel_for(blocks, workers, [&](std::size_t a, int worker) {
       auto& s = per_worker.scratch(worker);
@@ -151,6 +167,7 @@ void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reduc
         const std::size_t rows = std::min(row_tile, r_end - r0);
         kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
         reducer.tile(s, r0, rows, c0, cols, d, block);
+        WorkLedger::done(plan.control, static_cast<double>(rows * cols) * work_per_pair(reducer));
       }
     });
 }

@@ -120,6 +120,7 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
   sweep(x, plan, ReplicateClassSums(lp, *plan.kernels, offsets, inv_h, mult.data(), stride, finish));
 
   parallel_for(n, plan.threads, [&](std::size_t j, int) {
+    WorkLedger::check(plan.control);
     for (std::size_t b : redo[j]) {
       const double c_j = mult[j * stride + b];
       auto weight_with_copies = [&](std::size_t i) { return i == j ? c_j - 1 : mult[i * stride + b]; };
@@ -223,11 +224,17 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   if (n == 0) fail("bootstrap needs at least 1 sample");
   std::vector<std::size_t> all(n);
   for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  detail::WorkLedger::plan(execution.control, static_cast<double>(options.replicates + 1));  // one unit per statistic
   const double estimate = statistic(all);
+  detail::WorkLedger::done(execution.control, 1);
   std::vector<double> values(options.replicates);
-  detail::parallel_for(options.replicates, execution.threads, [&](std::size_t b, int) {
-    values[b] = statistic(bootstrap_indices(n, options.seed, b));
-  });
+  detail::parallel_for(
+      options.replicates, execution.threads,
+      [&](std::size_t b, int) {
+        values[b] = statistic(bootstrap_indices(n, options.seed, b));
+        detail::WorkLedger::done(execution.control, 1);
+      },
+      execution.control);
   return detail::make_interval(estimate, std::move(values), options.level);
 }
 

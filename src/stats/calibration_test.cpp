@@ -104,12 +104,18 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
                                        const CalibrationTestOptions& test, const ExecutionOptions& execution) {
   detail::check_test(test);
   CalibrationTestResult out;
+  detail::WorkLedger::plan(execution.control, static_cast<double>(test.replicates + 1));  // one unit per statistic
   out.statistic = statistic(probs, labels);
+  detail::WorkLedger::done(execution.control, 1);
   out.null_values.assign(test.replicates, 0.0);
-  detail::parallel_for(test.replicates, execution.threads, [&](std::size_t b, int) {
-    const std::vector<std::int64_t> y = consistency_labels(probs, test.seed, b);
-    out.null_values[b] = statistic(probs, LabelsView(y));
-  });
+  detail::parallel_for(
+      test.replicates, execution.threads,
+      [&](std::size_t b, int) {
+        const std::vector<std::int64_t> y = consistency_labels(probs, test.seed, b);
+        out.null_values[b] = statistic(probs, LabelsView(y));
+        detail::WorkLedger::done(execution.control, 1);
+      },
+      execution.control);
   out.p_value = detail::p_value(out.statistic, out.null_values);
   return out;
 }

@@ -1,0 +1,153 @@
+// RunControl: watching changes no number, progress ends at exactly 1, and every long entry point stops
+// with Cancelled when cancelled before it starts or while it runs, for every calibration type and both
+// thread counts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
+#include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
+#include "ecekde/kernel_regression.hpp"
+#include "generate.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+using ecekde::Estimator;
+
+struct Case {
+  std::string name;
+  std::function<void(ecekde::ProbsView, ecekde::LabelsView, const ecekde::EstimateOptions&)> run;
+};
+
+// Every long entry point, run with the given options (their execution carries the control).
+std::vector<Case> entry_points() {
+  using O = ecekde::EstimateOptions;
+  return {
+      {"estimate crossfit", [](auto p, auto y, const O& o) { ecekde::estimate(p, y, o); }},
+      {"estimate paper",
+       [](auto p, auto y, O o) {
+         o.estimator = Estimator::paper;
+         ecekde::estimate(p, y, o);
+       }},
+      {"select_bandwidth",
+       [](auto p, auto y, const O& o) {
+         ecekde::select_bandwidth(p, y, o.type, o.bandwidth_selection, o.execution);
+       }},
+      {"estimate_with_gradient", [](auto p, auto y, const O& o) { ecekde::estimate_with_gradient(p, y, o); }},
+      {"bootstrap_kde", [](auto p, auto y, const O& o) { ecekde::bootstrap_kde(p, y, o, {.replicates = 20}); }},
+      {"calibration_test_kde",
+       [](auto p, auto y, const O& o) { ecekde::calibration_test_kde(p, y, o, {.replicates = 20}); }},
+      {"kernel_regression",
+       [](auto p, auto y, const O& o) {
+         const std::vector<double> scores(p.rows(), 0.5);  // the one-dimensional types read at scores
+         const auto queries = o.type == CalibrationType::canonical
+                                  ? p
+                                  : ecekde::ProbsView::row_major(scores.data(), scores.size(), 1);
+         ecekde::kernel_regression(p, y, queries, o);
+       }},
+      {"generic bootstrap",
+       [](auto p, auto y, const O& o) {
+         ecekde::bootstrap(
+             p, y, [&](auto pp, auto yy) { return ecekde::estimate(pp, yy, o).ce; }, {.replicates = 5}, o.execution);
+       }},
+  };
+}
+
+ecekde::EstimateOptions options_for(CalibrationType type, int threads, ecekde::RunControl* control) {
+  ecekde::EstimateOptions o;
+  o.type = type;
+  o.execution.threads = threads;
+  o.execution.block_size = 64;
+  o.execution.control = control;
+  return o;
+}
+
+TEST(RunControl, WatchingChangesNothingAndProgressEndsAtOne) {
+  const auto d = testdata::softmax_predictions(300, 3, 7);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  for (Estimator estimator : {Estimator::crossfit, Estimator::paper})
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal})
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(to_string(estimator)) + " " + std::string(to_string(type)) + " " +
+                     std::to_string(threads));
+        ecekde::RunControl control;
+        auto watched = options_for(type, threads, &control);
+        watched.estimator = estimator;
+        auto plain = watched;
+        plain.execution.control = nullptr;
+        const auto a = ecekde::estimate(probs, d.y, watched), b = ecekde::estimate(probs, d.y, plain);
+        EXPECT_EQ(a.ce_pow_p, b.ce_pow_p);
+        EXPECT_EQ(a.bandwidth, b.bandwidth);
+        const auto progress = control.progress();
+        EXPECT_GT(progress.done, 300.0 * 300.0);
+        EXPECT_DOUBLE_EQ(progress.fraction(), 1.0);
+      }
+}
+
+// The paper's estimate plans its bandwidth search and final sweep up front: the fraction seen by a
+// watcher never steps back and never exceeds 1.
+TEST(RunControl, PlannedFractionRisesMonotonically) {
+  const auto d = testdata::softmax_predictions(3000, 4, 11);
+  ecekde::RunControl control;
+  auto o = options_for(CalibrationType::canonical, 2, &control);
+  o.estimator = Estimator::paper;
+  std::atomic<bool> finished{false};
+  std::vector<double> seen;
+  std::thread watcher([&] {
+    while (!finished) {
+      seen.push_back(control.progress().fraction());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), d.y, o);
+  finished = true;
+  watcher.join();
+  ASSERT_GT(seen.size(), 3u);
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i], seen[i - 1]) << "at sample " << i;
+    EXPECT_LE(seen[i], 1.0);
+  }
+  EXPECT_DOUBLE_EQ(control.progress().fraction(), 1.0);
+}
+
+TEST(RunControl, CancelledBeforeTheStartThrowsCancelled) {
+  const auto d = testdata::softmax_predictions(200, 3, 3);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  for (const auto& c : entry_points())
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::top_label})
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(c.name + " " + std::string(to_string(type)) + " threads " + std::to_string(threads));
+        ecekde::RunControl control;
+        control.cancel();
+        EXPECT_THROW(c.run(probs, d.y, options_for(type, threads, &control)), ecekde::Cancelled);
+      }
+}
+
+// Cancelled from another thread while running: the call throws Cancelled instead of finishing, having
+// done only part of its work.
+TEST(RunControl, CancelledWhileRunningStopsEarly) {
+  const auto d = testdata::softmax_predictions(6000, 4, 5);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  for (const auto& c : entry_points())
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(c.name + " threads " + std::to_string(threads));
+      ecekde::RunControl control;
+      std::thread canceller([&] {
+        while (control.progress().done == 0) std::this_thread::yield();  // running
+        control.cancel();
+      });
+      EXPECT_THROW(c.run(probs, d.y, options_for(CalibrationType::canonical, threads, &control)), ecekde::Cancelled);
+      canceller.join();
+      EXPECT_LT(control.progress().fraction(), 0.5);
+    }
+}
+
+}  // namespace
