@@ -10,6 +10,8 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/options.hpp"
 #include "input_flags.hpp"
+#include "interrupt.hpp"
+#include "progress.hpp"
 #include "ecekde/report.hpp"
 #include "option_flags.hpp"
 #include "output.hpp"
@@ -45,7 +47,7 @@ std::vector<CalibrationType> chosen_types(std::optional<CalibrationType> named, 
 struct EstimateCommand {
   InputFlags input;
   OptionFlags flags;
-  bool json = false;
+  bool json = false, progress = false;
 
   void run() const {
     const std::string* type = flags.given("type");
@@ -53,13 +55,16 @@ struct EstimateCommand {
         type ? parse_type(*type) : std::optional<CalibrationType>(EstimateOptions{}.type);
     EstimateOptions o;
     flags.apply(options::estimate_options(), o, {"type"});
+    o.execution.control = &run_control();
     const io::Predictions in = load_inputs(input);
     const ProbsView probs = in.probs.view();
 
+    Progress shown(progress || Progress::stderr_is_terminal(), run_control());
     std::vector<Result> results;
     for (CalibrationType t : chosen_types(named, probs.cols())) {
       o.type = t;
-      results.push_back(estimate(probs, in.labels.view(), o));
+      shown.stage(concat(to_string(o.estimator), " ", to_string(t)),
+                  [&] { results.push_back(estimate(probs, in.labels.view(), o)); });
     }
 
     if (!json) {
@@ -90,6 +95,9 @@ void register_estimate(CLI::App& app) {
                  {{"type", ", or all (every type that applies to the input's K)"}});
   sub->add_flag("--json", cmd->json,
                 "Print one JSON document (full double precision) instead of the table");
+  sub->add_flag("--progress", cmd->progress,
+                "Show each type's estimate on stderr with the fraction done and the time left while it runs, then "
+                "its time (the default when stderr is a terminal)");
   sub->callback([cmd] { cmd->run(); });
 }
 

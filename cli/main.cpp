@@ -1,12 +1,24 @@
-// The ecekde command: everything goes through one call; any failure is one line on stderr.
+// The ecekde command: everything goes through one call; any failure is one line on stderr, and an
+// interruption (Ctrl-C) ends it with "ecekde: interrupted" (interrupt.hpp).
 #include <exception>
+#include <iostream>
 #include <new>
 
 #include "app.hpp"
+#include "interrupt.hpp"
 
 int main(int argc, char** argv) {
+  ecekde::cli::install_interrupt_handlers();
+  const auto interrupted = [] {
+    std::cout.flush();
+    std::cerr << "ecekde: interrupted" << std::endl;
+    return ecekde::cli::interrupted_status();
+  };
   try {
-    return ecekde::cli::run(argc, argv);
+    const int status = ecekde::cli::run(argc, argv);
+    return ecekde::cli::run_control().cancelled() ? interrupted() : status;
+  } catch (const ecekde::Cancelled&) {
+    return interrupted();
   } catch (const ecekde::cli::UsageError& e) {
     return ecekde::cli::report_error(e.what(), ecekde::cli::kUsageExit);
   } catch (const std::bad_alloc&) {

@@ -9,6 +9,7 @@
 #include "ecekde/io.hpp"
 #include "ecekde/report.hpp"
 #include "input_flags.hpp"
+#include "interrupt.hpp"
 #include "option_flags.hpp"
 #include "progress.hpp"
 #include "report_plots.hpp"
@@ -30,6 +31,7 @@ struct ReportCommand {
   void run() const {
     report::Settings settings;
     flags.apply(report::options(), settings);
+    settings.control = &run_control();
     const io::Predictions in = load_inputs(input);
     const std::optional<report::PreparedInput> owned = report::prepare(in.probs.view(), in.labels.view(), settings);
     const ProbsView probs = owned ? owned->probs_view() : in.probs.view();
@@ -39,7 +41,7 @@ struct ReportCommand {
                 << " samples: ECE^KDE costs O(n^2) per sweep and the report runs dozens of sweeps; this may "
                    "take minutes (--replicates 0 skips the intervals and tests)\n";
 
-    Progress shown(progress || Progress::stderr_is_terminal());
+    Progress shown(progress || Progress::stderr_is_terminal(), run_control());
     const auto stage = [&shown](std::string_view name, const std::function<void()>& work) { shown.stage(name, work); };
     const std::string dtype = in.probs.view().dtype() == ProbsView::DType::float32 ? "float32" : "float64";
     const report::Report r = report::compute_prepared(probs, labels, settings, dtype, stage);
@@ -82,7 +84,8 @@ void register_report(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--json", cmd->json, "Print one JSON document (full double precision) instead of the tables");
   sub->add_flag("--progress", cmd->progress,
-                "Show one line per stage on stderr with its time (the default when stderr is a terminal)");
+                "Show one line per stage on stderr with its time, and the fraction done and time left while it "
+                "runs (the default when stderr is a terminal)");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "ecekde/error.hpp"
+#include "ecekde/io.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/reliability.hpp"
 #include "reliability.hpp"
@@ -40,10 +41,7 @@ const KdeEntry& kde_of(const Report& r, CalibrationType type) {
 
 std::string save(const std::string& svg, const std::filesystem::path& directory, const std::string& name) {
   const std::string path = (directory / name).string();
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  const bool ok = file && std::fwrite(svg.data(), 1, svg.size(), file) == svg.size();
-  if (file) std::fclose(file);
-  if (!ok) fail(path + ": cannot write the plot");
+  io::write_file(path, svg);
   return path;
 }
 
@@ -57,7 +55,7 @@ ReliabilityFigure figure_data(ProbsView probs, LabelsView labels, const Report& 
   o.bandwidth = kde_of(r, type).result.bandwidth;
   o.level = r.settings.level;
   o.curve_points = kCurvePoints;
-  o.execution.threads = threads;
+  o.execution = {.threads = threads, .control = r.settings.control};
   return reliability_figure(probs, labels, o);
 }
 
@@ -125,7 +123,7 @@ std::string simplex_figure(ProbsView probs, LabelsView labels, const Report& r, 
   EstimateOptions e;
   e.type = CalibrationType::canonical;
   e.bandwidth = kde.result.bandwidth;
-  e.execution.threads = threads;
+  e.execution = {.threads = threads, .control = r.settings.control};
   const KernelRegression density =
       kernel_regression(probs, labels, ProbsView::row_major(grid.front().data(), grid.size(), 3), e);
 

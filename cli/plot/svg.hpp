@@ -55,8 +55,6 @@ class Svg {
 
   /// The whole document. Every opened element must have been closed.
   std::string str() const;
-  /// Writes str() to `path`; throws ecekde::Error if the file cannot be written.
-  void save(const std::string& path) const;
 
  private:
   void start_tag(std::string_view name, std::initializer_list<Attr> attrs);

@@ -123,6 +123,14 @@ void write_csv(const std::string& path, const std::vector<std::string>& names, s
                std::size_t cols = 0);
 
 // ---------------------------------------------------------------------------------------------------
+// Any file
+
+/// Writes `bytes` as the whole of `path`: into a temporary file beside it, renamed over `path` once
+/// complete, so that a failed or interrupted write never leaves a partial file under that name. Every
+/// writer here (NPY, CSV) and the CLI's figures write this way. Throws "PATH: cannot write: <reason>".
+void write_file(const std::string& path, std::string_view bytes);
+
+// ---------------------------------------------------------------------------------------------------
 // Predictions
 
 /// Probabilities read from a file: a view over memory this object shares ownership of.

@@ -34,6 +34,7 @@ struct Settings {
   std::vector<std::int64_t> classes;  ///< evaluate only these classes (renormalised over them); empty = all
   bool renormalize = false;           ///< divide each row by its sum instead of rejecting it
   int threads = ExecutionOptions{}.threads;
+  RunControl* control = nullptr;  ///< progress and cancellation of every computation (not an option)
 };
 
 /// The option table of Settings.

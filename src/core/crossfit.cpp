@@ -329,6 +329,15 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   return fit;
 }
 
+// Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points
+// with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full sweep at the
+// chosen one when the criterion used a subset (PayloadSums' cost per pair).
+double fit_work(std::size_t count, std::size_t n, std::size_t depth, std::size_t bandwidths, std::size_t max_rows) {
+  const double rows = static_cast<double>(max_rows == 0 ? n : std::min(n, max_rows));
+  const double sweeps_rows = static_cast<double>(bandwidths) * rows + (rows < static_cast<double>(n) ? static_cast<double>(n) : 0.0);
+  return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * static_cast<double>(n) * sweeps_rows;
+}
+
 // Per input row: the estimate's term sum_l (target - f) phi_p(g - f) and its influence term
 // term + max(p - 1, 1) sum_l (target - g) phi_p(g - f), added into term/influence (weighted). The second
 // part is the row's effect on its neighbours' estimates (weight p - 1 from the influence function). For
@@ -421,14 +430,19 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   r.k = in.pred.k;
   const std::size_t n = in.pred.n;
   const std::size_t max_rows = options.bandwidth_selection.max_rows;
-  const std::vector<Problem> problems = piloted_problems(in, options);
-
   std::vector<double> grid = options.bandwidth ? std::vector<double>{*options.bandwidth}
                              : options.bandwidth_selection.grid.empty() ? residual_grid()
                                                                         : options.bandwidth_selection.grid;
   for (double h : grid)
     if (!(std::isfinite(h) && h > 0)) fail_with("bandwidth grid values must be finite numbers > 0, got ", h);
   std::sort(grid.begin(), grid.end());
+
+  const LabelledPoints& first = in.problems.front();
+  double work = fit_work(in.problems.size(), n, first.one_dimensional ? 1 : first.classes, grid.size(), max_rows);
+  if (options.type == CalibrationType::canonical) work += fit_work(1, n, 1, residual_grid().size(), max_rows);
+  const PlannedWork planned(in.plan.control, work);
+
+  const std::vector<Problem> problems = piloted_problems(in, options);
   Fit fit = fit_corrections(problems, grid, max_rows, in.plan);
   r.bandwidth = fit.selection.bandwidth;
   if (!options.bandwidth) r.selection = std::move(fit.selection);

@@ -12,6 +12,7 @@
 
 namespace ecekde::io::detail {
 
+using ecekde::detail::concat;
 using ecekde::detail::fail_with;
 
 File open_for_reading(const std::string& path) {
@@ -60,14 +61,23 @@ FileBytes map_or_read(const std::string& path) {
 }
 
 void write_all(const std::string& path, std::string_view bytes) {
+  // Written beside the target and renamed over it when complete: an interrupted or failed write never
+  // leaves a partial file under the final name.
+  const std::string partial = concat(path, ".partial-", ::getpid());
   errno = 0;
-  File f(std::fopen(path.c_str(), "wb"));
+  File f(std::fopen(partial.c_str(), "wb"));
   if (!f) fail_with(path, ": cannot write: ", std::strerror(errno));
   errno = 0;
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
-  if (!ok) fail_with(path, ": cannot write: ", std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
+  int error = errno;
   errno = 0;
-  if (std::fclose(f.release()) != 0) fail_with(path, ": cannot write: ", std::strerror(errno));
+  ok = std::fclose(f.release()) == 0 && ok;
+  if (ok && std::rename(partial.c_str(), path.c_str()) != 0) ok = false;
+  if (!ok) {
+    error = error ? error : errno;
+    std::remove(partial.c_str());
+    fail_with(path, ": cannot write: ", std::strerror(error));
+  }
 }
 
 std::string shape_text(const std::vector<std::size_t>& shape) {

@@ -37,7 +37,7 @@ struct FileBytes {
 /// Throws like open_for_reading / read_some.
 FileBytes map_or_read(const std::string& path);
 
-/// Writes the whole of `bytes` to `path` (created or truncated); throws "PATH: cannot write: <reason>".
+/// Writes the whole of `bytes` to `path` (io::write_file); throws "PATH: cannot write: <reason>".
 void write_all(const std::string& path, std::string_view bytes);
 
 /// A shape as Python writes it: "(3,)", "(3, 4)", "()".

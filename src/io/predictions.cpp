@@ -123,6 +123,8 @@ Format format_of(const std::string& path) {
 
 }  // namespace
 
+void write_file(const std::string& path, std::string_view bytes) { detail::write_all(path, bytes); }
+
 Probabilities read_probabilities(const std::string& path) {
   return format_of(path) == Format::npy ? probabilities_from(read_npy(path)) : probabilities_from(read_csv(path));
 }

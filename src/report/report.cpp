@@ -80,6 +80,8 @@ namespace {
 using Statistic = std::function<double(ProbsView, LabelsView)>;
 using Root = std::function<double(double)>;
 
+ExecutionOptions execution_of(const Settings& s) { return {.threads = s.threads, .control = s.control}; }
+
 // Percentile bootstrap (rows resampled) and consistency-resampling test of a statistic of the data.
 Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statistic, const Root& root,
                      const Settings& s) {
@@ -87,7 +89,7 @@ Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statis
   b.replicates = s.replicates;
   b.level = s.level;
   b.seed = s.seed;
-  const ExecutionOptions execution{.threads = s.threads};
+  const ExecutionOptions execution = execution_of(s);
   const Interval interval = bootstrap(probs, labels, statistic, b, execution);
   const CalibrationTestResult test = calibration_test(probs, labels, statistic, {s.replicates, s.seed}, execution);
   return {interval.lower, interval.upper, root(interval.lower), root(interval.upper), test.statistic, test.p_value};
@@ -101,7 +103,7 @@ Result crossfit_entry(ProbsView probs, LabelsView labels, CalibrationType type, 
   o.type = type;
   o.p = s.p;
   o.level = s.level;
-  o.execution.threads = s.threads;
+  o.execution = execution_of(s);
   return estimate(probs, labels, o);
 }
 
@@ -110,7 +112,7 @@ KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, con
   o.estimator = Estimator::paper;
   o.type = type;
   o.p = s.p;
-  o.execution.threads = s.threads;
+  o.execution = execution_of(s);
   if (s.replicates == 0) return {estimate(probs, labels, o), std::nullopt};
   BootstrapOptions b;
   b.replicates = s.replicates;
