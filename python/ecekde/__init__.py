@@ -68,6 +68,8 @@ def _with_signature(name):
         parameters[1] = parameters[1].replace(default=None)
     parameters += [_inspect.Parameter(o["name"], _inspect.Parameter.KEYWORD_ONLY, default=o["default"])
                    for o in _ecekde._options(name)]
+    if name in _ecekde._watched_functions:  # long computations: progress display, Ctrl-C (docs/python.md)
+        parameters.append(_inspect.Parameter("progress", _inspect.Parameter.KEYWORD_ONLY, default=None))
 
     @_functools.wraps(native)
     def call(*args, **kwargs):

@@ -20,6 +20,7 @@
 #include "module.hpp"
 #include "option_kwargs.hpp"
 #include "results.hpp"
+#include "watch.hpp"
 
 namespace ecekde::python {
 
@@ -54,9 +55,11 @@ struct KdeCall {
   CalibrationTestOptions test;
 };
 
-KdeCall options_of(const KdeFunction& f, py::kwargs kwargs) {
-  py::dict left(kwargs);  // a copy: keywords are removed as they are taken
+// `left`: the keywords (a copy; they are removed as they are taken). The computation will report to
+// `control` (watch.hpp).
+KdeCall options_of(const KdeFunction& f, py::dict left, RunControl& control) {
   KdeCall call;
+  call.estimate.execution.control = &control;
   take_options(options::estimate_options(), f.used_by, call.estimate, left);
   if (f.bootstrap) take_options(options::bootstrap_options(), uses::all, call.bootstrap, left);
   if (f.test) take_options(options::calibration_test_options(), uses::all, call.test, left);
@@ -72,18 +75,25 @@ std::string kde_doc(const KdeFunction& f, std::string_view summary, std::vector<
   add_option_docs(docs, options::estimate_options(), f.used_by);
   if (f.bootstrap) add_option_docs(docs, options::bootstrap_options(), uses::all);
   if (f.test) add_option_docs(docs, options::calibration_test_options(), uses::all);
+  docs.push_back(ArgDoc("progress", kProgressDoc));
   return docstring(summary, docs, returns);
 }
 
 // Defines f(probs, labels, **options): the options are taken from the keywords by f's tables, then
-// run(probs, labels, call) computes.
+// run(probs, labels, call) computes, watched (without the GIL, interruptible, with progress).
 template <class Run>
 void def_kde(py::module_& m, const KdeFunction& f, std::string_view summary, std::string_view returns, Run run) {
   m.def(
       f.name,
       [f, run](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(f, kwargs);
-        return run(probs_input(probs), labels_input(labels), call);
+        py::dict left(kwargs);
+        const py::object progress = take_progress(left);
+        RunControl control;
+        const KdeCall call = options_of(f, left, control);
+        const ProbsInput probs_in = probs_input(probs);
+        const LabelsInput labels_in = labels_input(labels);
+        return run_watched(control, progress, std::string("ecekde.") + f.name,
+                           [&] { return run(probs_in, labels_in, call); });
       },
       kde_doc(f, summary, {}, returns).c_str(), py::arg("probs"), py::arg("labels"));
 }
@@ -111,7 +121,6 @@ void register_kde(py::module_& m) {
           "The L_p calibration error of `probs` against `labels` by the chosen estimator, the cross-fit estimator "
           "unless told otherwise (ecekde::estimate; the numbers of `ecekde estimate --json`).",
           "Result", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
-            py::gil_scoped_release nogil;
             return estimate(probs.view, labels.view, call.estimate);
           });
   def_kde(m, kGradient,
@@ -120,8 +129,7 @@ void register_kde(py::module_& m) {
           "GradientResult (gradients shaped like probs)",
           [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
             Gradient g;
-            g.shape.assign(probs.array.shape(), probs.array.shape() + probs.array.ndim());
-            py::gil_scoped_release nogil;
+            g.shape.assign(probs.array.shape(), probs.array.shape() + probs.array.ndim());  // no Python call
             g.value = estimate_with_gradient(probs.view, labels.view, call.estimate);
             return g;
           });
@@ -129,26 +137,28 @@ void register_kde(py::module_& m) {
           "The paper's ECE^KDE with percentile bootstrap intervals for CE_p^p and CE_p, all replicates in one "
           "sweep; the bandwidth is fixed across replicates (ecekde::bootstrap_kde).",
           "KdeBootstrap", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
-            py::gil_scoped_release nogil;
             return bootstrap_kde(probs.view, labels.view, call.estimate, call.bootstrap);
           });
   def_kde(m, kTest,
           "A test of 'the predictions are calibrated' by consistency resampling with the paper's ECE^KDE (CE_p^p "
           "of `type`) as the statistic; all relabelled copies share one sweep (ecekde::calibration_test_kde).",
           "CalibrationTestResult", [](const ProbsInput& probs, const LabelsInput& labels, const KdeCall& call) {
-            py::gil_scoped_release nogil;
             return calibration_test_kde(probs.view, labels.view, call.estimate, call.test);
           });
 
   m.def(
       kKernelRegression.name,
       [](py::object probs, py::object labels, py::object queries, py::kwargs kwargs) {
-        const KdeCall call = options_of(kKernelRegression, kwargs);
+        py::dict left(kwargs);
+        const py::object progress = take_progress(left);
+        RunControl control;
+        const KdeCall call = options_of(kKernelRegression, left, control);
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         const ProbsInput queries_in = probs_input(queries, "queries");
-        py::gil_scoped_release nogil;
-        return kernel_regression(probs_in.view, labels_in.view, queries_in.view, call.estimate);
+        return run_watched(control, progress, "ecekde.kernel_regression", [&] {
+          return kernel_regression(probs_in.view, labels_in.view, queries_in.view, call.estimate);
+        });
       },
       kde_doc(kKernelRegression,
               "The kernel estimates behind ECE^KDE read at query points, using every sample: the log density "
@@ -163,16 +173,20 @@ void register_kde(py::module_& m) {
   m.def(
       kSelectBandwidth.name,
       [](py::object probs, py::object labels, py::kwargs kwargs) {
-        const KdeCall call = options_of(kSelectBandwidth, kwargs);
+        py::dict left(kwargs);
+        const py::object progress = take_progress(left);
+        RunControl control;
+        const KdeCall call = options_of(kSelectBandwidth, left, control);
         const EstimateOptions& o = call.estimate;
         const ProbsInput probs_in = probs_input(probs);
         const std::optional<LabelsInput> labels_in =
             labels.is_none() ? std::nullopt : std::optional<LabelsInput>(labels_input(labels));
-        py::gil_scoped_release nogil;
-        if (labels_in)
-          return select_bandwidth(probs_in.view, labels_in->view, o.type, o.bandwidth_selection, o.execution,
-                                  o.renormalize);
-        return select_bandwidth(probs_in.view, o.type, o.bandwidth_selection, o.execution, o.renormalize);
+        return run_watched(control, progress, "ecekde.select_bandwidth", [&] {
+          if (labels_in)
+            return select_bandwidth(probs_in.view, labels_in->view, o.type, o.bandwidth_selection, o.execution,
+                                    o.renormalize);
+          return select_bandwidth(probs_in.view, o.type, o.bandwidth_selection, o.execution, o.renormalize);
+        });
       },
       kde_doc(kSelectBandwidth,
               "The automatic bandwidth of the paper's estimator for `type` on `probs` "
@@ -185,11 +199,14 @@ void register_kde(py::module_& m) {
   for (const KdeFunction& f : kKdeFunctions) {
     std::vector<std::string> positional{"probs", "labels"};
     if (f.name == std::string_view(kKernelRegression.name)) positional.push_back("queries");
-    keyword_function(f.name, positional, [f](py::list& out) {
-      append_option_table(out, options::estimate_options(), f.used_by);
-      if (f.bootstrap) append_option_table(out, options::bootstrap_options(), uses::all);
-      if (f.test) append_option_table(out, options::calibration_test_options(), uses::all);
-    });
+    keyword_function(
+        f.name, positional,
+        [f](py::list& out) {
+          append_option_table(out, options::estimate_options(), f.used_by);
+          if (f.bootstrap) append_option_table(out, options::bootstrap_options(), uses::all);
+          if (f.test) append_option_table(out, options::calibration_test_options(), uses::all);
+        },
+        true);
   }
 
   m.def("default_bandwidth_grid", [] { return array_from(default_bandwidth_grid(), {20}); },
@@ -207,8 +224,9 @@ void register_kde(py::module_& m) {
           return statistic(idx).cast<double>();
         };
         const BootstrapOptions bo{.replicates = replicates, .level = level, .seed = seed};
-        py::gil_scoped_release nogil;
-        return bootstrap(n, call, bo, {.threads = threads});
+        RunControl control;
+        return run_watched(control, py::bool_(false), "ecekde.bootstrap",
+                           [&] { return bootstrap(n, call, bo, {.threads = threads, .control = &control}); });
       },
       docstring("Percentile bootstrap of any statistic: statistic(rows) evaluates it on the resample given by n "
                 "row indices (an int64 array, drawn with replacement); the estimate is statistic(arange(n)) "
@@ -234,9 +252,11 @@ void register_kde(py::module_& m) {
           py::gil_scoped_acquire gil;
           return statistic(probs_in.array, labels_object(y, labels_in)).cast<double>();
         };
-        py::gil_scoped_release nogil;
-        return calibration_test(probs_in.view, labels_in.view, call, {.replicates = replicates, .seed = seed},
-                                {.threads = threads});
+        RunControl control;
+        return run_watched(control, py::bool_(false), "ecekde.calibration_test", [&] {
+          return calibration_test(probs_in.view, labels_in.view, call, {.replicates = replicates, .seed = seed},
+                                  {.threads = threads, .control = &control});
+        });
       },
       docstring("A consistency-resampling calibration test with any statistic(probs, labels) -> float, e.g. "
                 "a binned ECE: relabelled copies draw label i from row i of probs (ecekde::calibration_test).",

@@ -89,6 +89,7 @@ struct KeywordFunction {
   std::string name;
   std::vector<std::string> positional;
   std::function<void(py::list&)> table;
+  bool watched;
 };
 
 std::vector<KeywordFunction>& keyword_functions() {
@@ -104,9 +105,12 @@ const KeywordFunction& keyword_function_named(std::string_view name) {
 
 }  // namespace
 
-void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table) {
-  keyword_functions().push_back({std::move(name), std::move(positional), std::move(table)});
+void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table,
+                      bool watched) {
+  keyword_functions().push_back({std::move(name), std::move(positional), std::move(table), watched});
 }
+
+py::object take_progress(py::dict& kwargs) { return kwargs.attr("pop")("progress", py::none()); }
 
 void register_option_registry(py::module_& m) {
   m.def(
@@ -121,9 +125,13 @@ void register_option_registry(py::module_& m) {
   m.def(
       "_positional", [](std::string_view function) { return keyword_function_named(function).positional; },
       "The positional arguments of a function that takes its options as keywords.");
-  py::list names;
-  for (const KeywordFunction& f : keyword_functions()) names.append(f.name);
+  py::list names, watched;
+  for (const KeywordFunction& f : keyword_functions()) {
+    names.append(f.name);
+    if (f.watched) watched.append(f.name);
+  }
   m.attr("_option_functions") = names;
+  m.attr("_watched_functions") = watched;  // they also take progress= (watch.hpp)
 }
 
 void refuse_unknown(std::string_view function, const py::dict& kwargs) {

@@ -6,12 +6,14 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <pybind11/pybind11.h>
 
 #include "docstrings.hpp"
 #include "ecekde/options.hpp"
+#include "watch.hpp"
 
 namespace ecekde::python {
 
@@ -74,8 +76,13 @@ void append_option_table(py::list& out, const std::vector<options::Option<Option
 }
 
 /// Records that function `name` (positional arguments `positional`, then keywords) reads the options that
-/// `table` lists (append_option_table calls), for _options() and the package's signatures.
-void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table);
+/// `table` lists (append_option_table calls), for _options() and the package's signatures; `watched`: it
+/// also takes the `progress` keyword and can be interrupted (watch.hpp), listed in _watched_functions.
+void keyword_function(std::string name, std::vector<std::string> positional, std::function<void(py::list&)> table,
+                      bool watched = false);
+
+/// Removes the `progress` keyword from `kwargs` and returns it (None when absent).
+py::object take_progress(py::dict& kwargs);
 
 /// Defines _options(name), _option_functions and _positional(name) from what keyword_function recorded.
 void register_option_registry(py::module_& m);
@@ -83,7 +90,7 @@ void register_option_registry(py::module_& m);
 /// The standard body of a keyword function: options from `kwargs` into `options` (unknown ones refused).
 template <class Options>
 Options options_from(const std::vector<options::Option<Options>>& table, std::string_view function,
-                     const py::kwargs& kwargs) {
+                     const py::dict& kwargs) {
   py::dict left(kwargs);
   Options options;
   take_options(table, options::uses::all, options, left);
@@ -93,18 +100,29 @@ Options options_from(const std::vector<options::Option<Options>>& table, std::st
 
 /// Defines `name`(first, second, **options) for the options of one table: registered for _options(),
 /// documented from the table, the options taken from the keywords; run(first, second, options) computes.
+/// A long computation's run takes a fourth argument, the `progress` keyword (watch.hpp), and the function
+/// is registered as watched.
 template <class Options, class Run>
 void def_with_options(py::module_& m, const char* name, const ArgDoc& first, const ArgDoc& second,
                       const std::vector<options::Option<Options>>& table, std::string_view summary,
                       std::string_view returns, Run run) {
-  keyword_function(name, {std::string(first.name), std::string(second.name)},
-                   [&table](py::list& out) { append_option_table(out, table, options::uses::all); });
+  constexpr bool watched = std::is_invocable_v<Run, py::object, py::object, Options, py::object>;
+  keyword_function(
+      name, {std::string(first.name), std::string(second.name)},
+      [&table](py::list& out) { append_option_table(out, table, options::uses::all); }, watched);
   std::vector<ArgDoc> docs{first, second};
   add_option_docs(docs, table, options::uses::all);
+  if (watched) docs.push_back(ArgDoc("progress", kProgressDoc));
   m.def(
       name,
       [name, &table, run](py::object a, py::object b, py::kwargs kwargs) {
-        return run(a, b, options_from(table, name, kwargs));
+        py::dict left(kwargs);
+        if constexpr (watched) {
+          py::object progress = take_progress(left);
+          return run(a, b, options_from(table, name, left), progress);
+        } else {
+          return run(a, b, options_from(table, name, left));
+        }
       },
       docstring(summary, docs, returns).c_str(), py::arg(first.name.data()), py::arg(second.name.data()));
 }

@@ -6,6 +6,7 @@
 #include "ecekde/report.hpp"
 #include "module.hpp"
 #include "option_kwargs.hpp"
+#include "watch.hpp"
 
 namespace ecekde::python {
 
@@ -16,14 +17,14 @@ void register_report(py::module_& m) {
                    "its interval, the paper's ECE^KDE, binned ECE and MCE, MMCE, with bootstrap intervals and "
                    "calibration-test p-values, and a summary (accuracy, NLL, Brier score). The same computation "
                    "and structure as `ecekde report --json` (without the file names and plots).",
-                   "dict", [](py::object probs, py::object labels, const report::Settings& settings) {
+                   "dict", [](py::object probs, py::object labels, report::Settings settings, py::object progress) {
                      const ProbsInput probs_in = probs_input(probs);
                      const LabelsInput labels_in = labels_input(labels);
-                     std::string text;
-                     {
-                       py::gil_scoped_release nogil;
-                       text = report::to_json(report::compute(probs_in.view, labels_in.view, settings)).dump();
-                     }
+                     RunControl control;
+                     settings.control = &control;
+                     const std::string text = run_watched(control, progress, "ecekde.report", [&] {
+                       return report::to_json(report::compute(probs_in.view, labels_in.view, settings)).dump();
+                     });
                      return py::module_::import("json").attr("loads")(text);
                    });
 }

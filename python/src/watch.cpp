@@ -1,0 +1,72 @@
+#include "watch.hpp"
+
+#include <cstdio>
+#include <string_view>
+
+namespace ecekde::python {
+
+namespace {
+
+bool interactive_session() {
+  const py::module_ sys = py::module_::import("sys");
+  if (sys.attr("stderr").is_none()) return false;
+  if (py::hasattr(sys, "ps1") || sys.attr("flags").attr("interactive").cast<int>() != 0) return true;
+  if (sys.attr("modules").attr("__contains__")("ipykernel").cast<bool>()) return true;
+  try {
+    return sys.attr("stderr").attr("isatty")().cast<bool>();
+  } catch (const py::error_already_set&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+ProgressReporter::ProgressReporter(py::object progress, std::string name) : name_(std::move(name)) {
+  if (progress.is_none()) {
+    mode_ = interactive_session() ? Mode::bar : Mode::off;
+  } else if (PyBool_Check(progress.ptr())) {
+    mode_ = progress.cast<bool>() ? Mode::bar : Mode::off;
+  } else if (PyCallable_Check(progress.ptr())) {
+    mode_ = Mode::callback;
+    callback_ = std::move(progress);
+  } else {
+    throw py::type_error("progress must be None, True, False or a callable progress(fraction, seconds_left), got " +
+                         py::repr(progress).cast<std::string>());
+  }
+}
+
+void ProgressReporter::update(const RunControl::Progress& p, double elapsed) {
+  const double f = p.fraction();
+  const bool estimable = f >= 0.02 && f < 1 && elapsed >= 2;
+  const double left = estimable ? elapsed * (1 - f) / f : 0;
+  if (mode_ == Mode::callback) {
+    callback_(f, estimable ? py::object(py::float_(left)) : py::object(py::none()));
+    return;
+  }
+  if (mode_ != Mode::bar || (!drawn_ && elapsed < 2)) return;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(f * kWidth);
+  char tail[64] = "";
+  if (estimable) std::snprintf(tail, sizeof tail, ", about %.0f s left", left);
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%3.0f%%", 100 * f);
+  const std::string line = "\r" + name_ + " [" + std::string(static_cast<std::size_t>(filled), '#') +
+                           std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] " + pct + tail + "    ";
+  const py::object err = py::module_::import("sys").attr("stderr");
+  err.attr("write")(line);
+  err.attr("flush")();
+  drawn_ = true;
+}
+
+void ProgressReporter::finish(const char* outcome) {
+  if (mode_ == Mode::callback && std::string_view(outcome) == "done") {
+    callback_(1.0, py::float_(0.0));
+    return;
+  }
+  if (!drawn_) return;
+  const py::object err = py::module_::import("sys").attr("stderr");
+  err.attr("write")(" " + std::string(outcome) + "\n");
+  err.attr("flush")();
+}
+
+}  // namespace ecekde::python
