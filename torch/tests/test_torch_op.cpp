@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -410,6 +411,38 @@ TEST(TorchOp, BadInputRaisesWithTheCoresMessage) {
             "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
   EXPECT_EQ(error_of([&] { op.call(b.probs, y, "canonical", 1.0, {}, false, 0, "bar"); }),
             "unknown bandwidth criterion 'bar' (expected loo-likelihood, reference or loo-regression)");
+}
+
+// A cancelled RunControl in the options stops the operator (forward with and without a graph, and the
+// bandwidth choice) with c10::Error "interrupted", before the start or while it runs; nothing is left
+// behind, and the next call computes as usual.
+TEST(TorchOp, CancellationRaisesCleanly) {
+  const Batch small = make_batch(40, 3, 5);
+  ecekde::RunControl cancelled;
+  cancelled.cancel();
+  CalibrationErrorOptions o = options(CalibrationType::canonical, 1, std::nullopt);
+  o.estimate.execution.control = &cancelled;
+  EXPECT_EQ(error_of([&] { ecekde::torch::calibration_error(small.probs, small.labels, o); }), "interrupted");
+  const at::Tensor leaf = small.probs.detach().requires_grad_();
+  EXPECT_EQ(error_of([&] { ecekde::torch::calibration_error(leaf, small.labels, o); }), "interrupted");
+  EXPECT_FALSE(leaf.grad().defined());
+  EXPECT_EQ(error_of([&] { ecekde::torch::select_bandwidth(small.probs, o); }), "interrupted");
+
+  const Batch big = make_batch(6000, 4, 6);
+  ecekde::RunControl control;
+  o.estimate.execution.control = &control;
+  std::thread canceller([&] {
+    while (control.progress().done == 0) std::this_thread::yield();
+    control.cancel();
+  });
+  const at::Tensor big_leaf = big.probs.detach().requires_grad_();
+  EXPECT_EQ(error_of([&] { ecekde::torch::calibration_error(big_leaf, big.labels, o); }), "interrupted");
+  canceller.join();
+
+  const CalibrationErrorOptions plain = options(CalibrationType::canonical, 1, 0.1);
+  const at::Tensor again = small.probs.detach().requires_grad_();
+  ecekde::torch::calibration_error(again, small.labels, plain).backward();
+  EXPECT_TRUE(again.grad().defined());
 }
 
 }  // namespace
