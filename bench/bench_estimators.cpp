@@ -5,8 +5,11 @@
 // cases are left out of the default list (minutes each on 2 cores) and noted in docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include "ecekde/bootstrap.hpp"
@@ -95,6 +98,31 @@ void BM_EstimatorCost(benchmark::State& state, ecekde::Estimator estimator, ecek
   report(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
+// The cost of being watched (issue 14: under 1%): the same estimate without a RunControl (range 3 =
+// -1), with one nobody reads (0), and with one that a second thread polls every range(3) milliseconds
+// (the CLI's display polls every 250 ms, Python's every 100 ms).
+void BM_Watched(benchmark::State& state) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  auto o = options(ecekde::CalibrationType::canonical, static_cast<int>(state.range(2)));
+  const std::int64_t poll_ms = state.range(3);
+  ecekde::RunControl control;
+  if (poll_ms >= 0) o.execution.control = &control;
+  std::atomic<bool> stop{false};
+  std::thread watcher;
+  if (poll_ms > 0)
+    watcher = std::thread([&] {
+      while (!stop) {
+        benchmark::DoNotOptimize(control.progress().fraction());
+        std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+      }
+    });
+  const bench::HeapWatch heap;
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
+  stop = true;
+  if (watcher.joinable()) watcher.join();
+  report(state, static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
+}
+
 void BM_Bandwidth(benchmark::State& state) {
   const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
   ecekde::ExecutionOptions e;
@@ -155,6 +183,7 @@ BENCHMARK_CAPTURE(BM_Estimate, marginal, ecekde::CalibrationType::marginal)
     ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
 BENCHMARK_CAPTURE(BM_Estimate, top_label, ecekde::CalibrationType::top_label)
     ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}); });
+BENCHMARK(BM_Watched)->ArgsProduct({{16000}, {10}, {2}, {-1, 0, 100, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Bandwidth)->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
 // Canonical, K = 10, n = 8000, 2 threads: the issue's headline target (>= 1 G pairs/s). 1 thread for the ratio.
 BENCHMARK_CAPTURE(BM_Estimate, target, ecekde::CalibrationType::canonical)

@@ -15,29 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string duration_text(double seconds) {
-  char buf[48];
-  if (seconds < 1) return "less than 1 s";
-  if (seconds < 90) {
-    std::snprintf(buf, sizeof buf, "about %.0f s", seconds);
-  } else if (seconds < 5400) {
-    std::snprintf(buf, sizeof buf, "about %.0f min", seconds / 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "about %.1f h", seconds / 3600);
-  }
-  return buf;
-}
-
-// "45%, about 12 s left": the time left from the rate so far, once there is enough of it to go by.
-std::string status_text(const RunControl::Progress& p, double elapsed) {
-  const double f = p.fraction();
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * f);
-  std::string text = buf;
-  if (f >= 0.02 && f < 1 && elapsed >= 2) text += ", " + duration_text(elapsed * (1 - f) / f) + " left";
-  return text;
-}
-
 }  // namespace
 
 Progress::Progress(bool enabled, RunControl& control)
@@ -68,7 +45,7 @@ void Progress::stage(std::string_view label, const std::function<void()>& work) 
     std::unique_lock lock(mutex);
     while (!wake.wait_for(lock, interval, [&] { return finished; })) {
       const double elapsed = seconds_since(begin);
-      const std::string status = status_text(control_.progress(), elapsed);
+      const std::string status = progress_text(control_.progress(), elapsed);
       if (terminal_) {
         const std::size_t pad = shown > status.size() ? shown - status.size() : 0;
         std::fprintf(stderr, "\r%s%s%s", line.c_str(), status.c_str(), std::string(pad, ' ').c_str());

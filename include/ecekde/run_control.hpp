@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
+#include <string>
 
 #include "ecekde/error.hpp"
 
@@ -59,5 +61,14 @@ class RunControl {
   std::atomic<double> done_{0}, planned_{0}, reserved_{0};
   static_assert(std::atomic<bool>::is_always_lock_free, "cancel() must be async-signal-safe");
 };
+
+/// The time left after `elapsed_seconds` at `progress`: elapsed x (1 - f) / f, once the computation has
+/// run 3 s (earlier, the input checks before the first sweep dominate the rate); empty before that, and
+/// when nothing or everything is done.
+std::optional<double> seconds_left(const RunControl::Progress& progress, double elapsed_seconds);
+
+/// "45%, about 12 s left" (the percentage with one decimal below 10%; minutes and hours for long waits):
+/// what the CLI and Python progress displays show.
+std::string progress_text(const RunControl::Progress& progress, double elapsed_seconds);
 
 }  // namespace ecekde

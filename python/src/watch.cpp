@@ -36,22 +36,16 @@ ProgressReporter::ProgressReporter(py::object progress, std::string name) : name
 }
 
 void ProgressReporter::update(const RunControl::Progress& p, double elapsed) {
-  const double f = p.fraction();
-  const bool estimable = f >= 0.02 && f < 1 && elapsed >= 2;
-  const double left = estimable ? elapsed * (1 - f) / f : 0;
   if (mode_ == Mode::callback) {
-    callback_(f, estimable ? py::object(py::float_(left)) : py::object(py::none()));
+    const std::optional<double> left = seconds_left(p, elapsed);
+    callback_(p.fraction(), left ? py::object(py::float_(*left)) : py::object(py::none()));
     return;
   }
   if (mode_ != Mode::bar || (!drawn_ && elapsed < 2)) return;
   constexpr int kWidth = 30;
-  const int filled = static_cast<int>(f * kWidth);
-  char tail[64] = "";
-  if (estimable) std::snprintf(tail, sizeof tail, ", about %.0f s left", left);
-  char pct[16];
-  std::snprintf(pct, sizeof pct, "%3.0f%%", 100 * f);
-  const std::string line = "\r" + name_ + " [" + std::string(static_cast<std::size_t>(filled), '#') +
-                           std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] " + pct + tail + "    ";
+  const auto filled = static_cast<std::size_t>(p.fraction() * kWidth);
+  const std::string line = "\r" + name_ + " [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
+                           progress_text(p, elapsed) + "    ";
   const py::object err = py::module_::import("sys").attr("stderr");
   err.attr("write")(line);
   err.attr("flush")();

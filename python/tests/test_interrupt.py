@@ -1,6 +1,7 @@
-"""Long computations from Python: Ctrl-C (SIGINT, or an interrupt raised from another thread) arrives as
-KeyboardInterrupt within about a second while the call runs without the GIL; progress is reported by a
-callback or a bar; neither changes a number."""
+"""Long computations: from Python, Ctrl-C (SIGINT, or an interrupt raised from another thread) arrives as
+KeyboardInterrupt within about a second while the call runs without the GIL, and progress is reported by
+a callback or a bar; the CLI ends an interrupted command with one line, exit status 128 + the signal, and
+no output. Neither changes a number."""
 import _thread
 import os
 import signal
@@ -120,3 +121,51 @@ def test_the_long_functions_take_progress():
         parameter = inspect.signature(getattr(ecekde, name)).parameters["progress"]
         assert parameter.default is None and parameter.kind == inspect.Parameter.KEYWORD_ONLY
         assert "progress" in getattr(ecekde, name).__doc__
+
+
+CLI = os.environ.get("ECEKDE_CLI")
+
+
+@pytest.fixture(scope="module")
+def long_files(tmp_path_factory, long_input):
+    directory = tmp_path_factory.mktemp("long")
+    probs, labels = long_input
+    np.save(directory / "p.npy", probs)
+    np.save(directory / "y.npy", labels)
+    return directory
+
+
+@pytest.mark.parametrize("signal_number,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("command", ["estimate", "report"])
+def test_cli_interrupted_prints_one_line_and_writes_nothing(long_files, command, signal_number, status):
+    import subprocess
+    if not CLI:
+        pytest.fail("ECEKDE_CLI is not set (run the tests through ctest)")
+    plots = long_files / f"plots-{command}-{signal_number}"
+    args = [CLI, command, "--probs", long_files / "p.npy", "--labels", long_files / "y.npy", "--progress"]
+    if command == "report":
+        args += ["--plot", plots]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    process.send_signal(signal_number)
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 1.5
+    assert process.returncode == status, err
+    assert out == ""
+    assert err.splitlines()[-1] == "ecekde: interrupted"
+    assert err.splitlines()[-2].endswith(" ... interrupted")
+    assert not plots.exists() or list(plots.iterdir()) == []
+
+
+def test_cli_progress_changes_no_number(tmp_path):
+    import json
+    import subprocess
+    probs, labels = softmax_predictions(3000, 4, 8)
+    np.save(tmp_path / "p.npy", probs)
+    np.save(tmp_path / "y.npy", labels)
+    base = [CLI, "estimate", "--probs", tmp_path / "p.npy", "--labels", tmp_path / "y.npy", "--type", "all", "--json"]
+    quiet = subprocess.run(base, capture_output=True, text=True, check=True)
+    shown = subprocess.run(base + ["--progress"], capture_output=True, text=True, check=True)
+    assert json.loads(quiet.stdout) == json.loads(shown.stdout)
+    assert quiet.stderr == "" and len(shown.stderr.splitlines()) == 3  # canonical, marginal, top-label

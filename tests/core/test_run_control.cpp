@@ -150,4 +150,17 @@ TEST(RunControl, CancelledWhileRunningStopsEarly) {
     }
 }
 
+TEST(RunControl, ProgressTextAndTimeLeft) {
+  using P = ecekde::RunControl::Progress;
+  EXPECT_EQ(ecekde::progress_text(P{0, 0}, 10), "0.0%");
+  EXPECT_EQ(ecekde::progress_text(P{45, 100}, 2), "45%");  // too early for a rate
+  EXPECT_EQ(ecekde::progress_text(P{45, 100}, 10), "45%, about 12 s left");
+  EXPECT_EQ(ecekde::progress_text(P{1, 1000}, 60), "0.1%, about 16.6 h left");
+  EXPECT_EQ(ecekde::progress_text(P{1, 4}, 60), "25%, about 3 min left");
+  EXPECT_EQ(ecekde::progress_text(P{999, 1000}, 100), "100%, less than 1 s left");
+  EXPECT_EQ(ecekde::progress_text(P{5, 5}, 100), "100%");
+  EXPECT_FALSE(ecekde::seconds_left(P{0, 10}, 100));
+  EXPECT_DOUBLE_EQ(*ecekde::seconds_left(P{1, 4}, 30), 90.0);
+}
+
 }  // namespace
