@@ -67,6 +67,7 @@ struct EstimateCommand {
                   [&] { results.push_back(estimate(probs, in.labels.view(), o)); });
     }
 
+    stop_if_interrupted();
     if (!json) {
       print_table(std::cout, results);
       return;

@@ -10,6 +10,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "interrupt.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/options.hpp"
@@ -75,6 +76,7 @@ struct FitTemperatureCommand {
       fit = fit_temperature(view, y.view(), fit_options());
     }
     const double t = temperature ? *temperature : fit->temperature;
+    stop_if_interrupted();
     if (!apply.empty()) write_probabilities(apply, apply_temperature(view, t), view.rows(), view.cols());
     if (fit && fit->at_bound)
       std::cerr << "ecekde: warning: the NLL is smallest at the end of the search interval (T = " << g6(t)

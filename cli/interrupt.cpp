@@ -27,6 +27,10 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+void stop_if_interrupted() {
+  if (g_control.cancelled()) throw Cancelled();
+}
+
 int interrupted_status() { return 128 + (g_signal ? static_cast<int>(g_signal) : SIGINT); }
 
 }  // namespace ecekde::cli

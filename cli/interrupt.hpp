@@ -14,6 +14,11 @@ RunControl& run_control();
 /// Installs the handlers (once, at the start of main).
 void install_interrupt_handlers();
 
+/// Throws Cancelled when an interrupt arrived: commands call it before each output, so that a command
+/// interrupted outside the library's computations (synth's generator, fit-temperature's search) prints
+/// and writes nothing more.
+void stop_if_interrupted();
+
 /// The exit status for an interruption: 128 + the signal received (130 when none was).
 int interrupted_status();
 

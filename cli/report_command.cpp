@@ -46,6 +46,7 @@ struct ReportCommand {
     const std::string dtype = in.probs.view().dtype() == ProbsView::DType::float32 ? "float32" : "float64";
     const report::Report r = report::compute_prepared(probs, labels, settings, dtype, stage);
 
+    stop_if_interrupted();
     report::Provenance provenance;
     provenance.files = inputs_json(input);
     if (!plot_directory.empty()) {
@@ -56,6 +57,7 @@ struct ReportCommand {
         provenance.plots = write_report_plots(probs, labels, r, names, plot_directory, simplex_bins);
       });
     }
+    stop_if_interrupted();
     if (json) {
       std::cout << report::to_json(r, provenance).dump(2) << '\n';
     } else {

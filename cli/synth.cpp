@@ -13,6 +13,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "interrupt.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/options.hpp"
@@ -84,6 +85,7 @@ struct SynthCommand {
     check_format("--labels", labels);
     if (!calibrated.empty()) check_format("--calibrated", calibrated);
     const SyntheticData data = generate_synthetic(model, n, seed, truth.threads);
+    stop_if_interrupted();
     write_matrix(probs, data.probs, data.n, data.k, "p");
     write_labels(labels, data.labels);
     if (!calibrated.empty()) write_matrix(calibrated, data.calibrated, data.n, data.k, "calibrated_");
@@ -95,6 +97,7 @@ struct SynthCommand {
         truth.p = p;
         truths.push_back(synthetic_ground_truth(model, truth));
       }
+    stop_if_interrupted();
 
     if (json) {
       nlohmann::ordered_json doc = {{"ecekde_version", ECEKDE_VERSION}, {"command", "synth"}};

@@ -23,13 +23,15 @@ class Cancelled : public Error {
   Cancelled() : Error("interrupted") {}
 };
 
-/// Shared by a computation and its watchers. Every sweep checks cancelled() at each tile of rows (a few
-/// milliseconds of work at most), and every loop over replicates at each replicate, so a cancellation
-/// takes effect within about that time; the computation then throws Cancelled and returns nothing.
+/// Shared by a computation and its watchers. Every sweep checks cancelled() at each tile (16 rows against
+/// one block of centres: microseconds of work), and every loop over replicates at each replicate, so a
+/// cancellation takes effect within about that time, or at the end of the step in progress between
+/// sweeps (a logistic fit, a sort: at most a fraction of a second at n = 10^5); the computation then
+/// throws Cancelled and returns nothing.
 /// Progress is counted in kernel evaluations: each sweep adds its evaluations as it finishes tiles, and
 /// the long entry points plan their work first (a bandwidth search plans its largest possible number of
 /// steps and gives back what it did not use), so fraction() rises from 0 to 1 and rarely steps back.
-/// Watching costs an atomic add per tile: no measurable time (docs/benchmarks.md, Progress).
+/// Watching costs an atomic add per tile of rows: no measurable time (docs/benchmarks.md, Long runs).
 class RunControl {
  public:
   /// Asks the computation to stop. Async-signal-safe: a lock-free atomic store.

@@ -333,9 +333,9 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
 // with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full sweep at the
 // chosen one when the criterion used a subset (PayloadSums' cost per pair).
 double fit_work(std::size_t count, std::size_t n, std::size_t depth, std::size_t bandwidths, std::size_t max_rows) {
-  const double rows = static_cast<double>(max_rows == 0 ? n : std::min(n, max_rows));
-  const double sweeps_rows = static_cast<double>(bandwidths) * rows + (rows < static_cast<double>(n) ? static_cast<double>(n) : 0.0);
-  return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * static_cast<double>(n) * sweeps_rows;
+  const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
+  const double swept_rows = static_cast<double>(bandwidths * rows + (rows < n ? n : 0));
+  return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * static_cast<double>(n) * swept_rows;
 }
 
 // Per input row: the estimate's term sum_l (target - f) phi_p(g - f) and its influence term

@@ -50,7 +50,7 @@ struct SweepPlan {
   const TileKernels* kernels = nullptr;
   int threads = 1;          // resolved worker count (>= 1)
   std::size_t block = 512;  // rows per task and centres per tile
-  RunControl* control = nullptr;  // progress and cancellation, checked once per tile of rows
+  RunControl* control = nullptr;  // progress (counted per tile of rows) and cancellation (checked per tile)
 
   static SweepPlan from(const ExecutionOptions& execution);
 };
@@ -124,6 +124,7 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
       const std::size_t nr = std::min(row_tile, r_end - r0);
       reducer.begin(s, r0, nr);
       for (std::size_t c0 = 0; c0 < m; c0 += block) {
+        WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
         const std::size_t cols = std::min(block, m - c0);
         kern.dot(rows.log_x.data() + r0 * dim, dim, centres.x_t.data() + c0, m, nr, cols, dim, d, block);
         reducer.tile(s, r0, nr, c0, cols, d, block);
