@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -55,9 +56,9 @@ struct KdeCall {
   CalibrationTestOptions test;
 };
 
-// `left`: the keywords (a copy; they are removed as they are taken). The computation will report to
+// The options f takes from `left` (they are removed as they are taken); the computation will report to
 // `control` (watch.hpp).
-KdeCall options_of(const KdeFunction& f, py::dict left, RunControl& control) {
+KdeCall options_of(const KdeFunction& f, py::dict& left, RunControl& control) {
   KdeCall call;
   call.estimate.execution.control = &control;
   take_options(options::estimate_options(), f.used_by, call.estimate, left);
@@ -66,6 +67,30 @@ KdeCall options_of(const KdeFunction& f, py::dict left, RunControl& control) {
   refuse_unknown(f.name, left);
   return call;
 }
+
+// One call of a KDE function: its options from the keywords, and the progress display and control of
+// its watched run (watch.hpp), to which the options' execution reports.
+class WatchedCall {
+ public:
+  WatchedCall(const KdeFunction& f, const py::kwargs& kwargs) : name_(std::string("ecekde.") + f.name) {
+    py::dict left(kwargs);  // a copy: keywords are removed as they are taken
+    progress_ = take_progress(left);
+    call_ = options_of(f, left, control_);
+  }
+  const KdeCall& call() const { return call_; }
+
+  /// compute() on a worker thread, interruptible, with progress.
+  template <class Compute>
+  auto run(Compute&& compute) {
+    return run_watched(control_, progress_, name_, std::forward<Compute>(compute));
+  }
+
+ private:
+  std::string name_;
+  RunControl control_;
+  py::object progress_;
+  KdeCall call_;
+};
 
 // "summary", the arguments (probs, labels, `before`, then the options of f) and what it returns.
 std::string kde_doc(const KdeFunction& f, std::string_view summary, std::vector<ArgDoc> before,
@@ -86,14 +111,10 @@ void def_kde(py::module_& m, const KdeFunction& f, std::string_view summary, std
   m.def(
       f.name,
       [f, run](py::object probs, py::object labels, py::kwargs kwargs) {
-        py::dict left(kwargs);
-        const py::object progress = take_progress(left);
-        RunControl control;
-        const KdeCall call = options_of(f, left, control);
+        WatchedCall watched(f, kwargs);
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
-        return run_watched(control, progress, std::string("ecekde.") + f.name,
-                           [&] { return run(probs_in, labels_in, call); });
+        return watched.run([&] { return run(probs_in, labels_in, watched.call()); });
       },
       kde_doc(f, summary, {}, returns).c_str(), py::arg("probs"), py::arg("labels"));
 }
@@ -149,15 +170,12 @@ void register_kde(py::module_& m) {
   m.def(
       kKernelRegression.name,
       [](py::object probs, py::object labels, py::object queries, py::kwargs kwargs) {
-        py::dict left(kwargs);
-        const py::object progress = take_progress(left);
-        RunControl control;
-        const KdeCall call = options_of(kKernelRegression, left, control);
+        WatchedCall watched(kKernelRegression, kwargs);
         const ProbsInput probs_in = probs_input(probs);
         const LabelsInput labels_in = labels_input(labels);
         const ProbsInput queries_in = probs_input(queries, "queries");
-        return run_watched(control, progress, "ecekde.kernel_regression", [&] {
-          return kernel_regression(probs_in.view, labels_in.view, queries_in.view, call.estimate);
+        return watched.run([&] {
+          return kernel_regression(probs_in.view, labels_in.view, queries_in.view, watched.call().estimate);
         });
       },
       kde_doc(kKernelRegression,
@@ -173,15 +191,12 @@ void register_kde(py::module_& m) {
   m.def(
       kSelectBandwidth.name,
       [](py::object probs, py::object labels, py::kwargs kwargs) {
-        py::dict left(kwargs);
-        const py::object progress = take_progress(left);
-        RunControl control;
-        const KdeCall call = options_of(kSelectBandwidth, left, control);
-        const EstimateOptions& o = call.estimate;
+        WatchedCall watched(kSelectBandwidth, kwargs);
+        const EstimateOptions& o = watched.call().estimate;
         const ProbsInput probs_in = probs_input(probs);
         const std::optional<LabelsInput> labels_in =
             labels.is_none() ? std::nullopt : std::optional<LabelsInput>(labels_input(labels));
-        return run_watched(control, progress, "ecekde.select_bandwidth", [&] {
+        return watched.run([&] {
           if (labels_in)
             return select_bandwidth(probs_in.view, labels_in->view, o.type, o.bandwidth_selection, o.execution,
                                     o.renormalize);
