@@ -114,7 +114,7 @@ constexpr double kGolden = 0.6180339887498949;           // (sqrt(5) - 1) / 2
 constexpr double kSearchTolerance = 0.02302585092994046;  // 0.01 decades, in log h
 
 // Kernel evaluations of a bandwidth search: the grid in one sweep, then at most as many refinement
-// steps as the widest bracket between a grid point's neighbours needs.
+// steps as the widest bracket between a grid point's neighbours needs (one more for rounding).
 double selection_work(const std::vector<LabelledPoints>& problems, const std::vector<double>& grid, std::size_t rows,
                       bool refine) {
   double per_bandwidth = 0;
@@ -124,7 +124,7 @@ double selection_work(const std::vector<LabelledPoints>& problems, const std::ve
     double widest = 0;
     for (std::size_t b = 0; b < grid.size(); ++b)
       widest = std::max(widest, std::log(grid[std::min(b + 1, grid.size() - 1)] / grid[b == 0 ? 0 : b - 1]));
-    for (steps = 2; widest > kSearchTolerance; widest *= kGolden) ++steps;
+    for (steps = 3; widest > kSearchTolerance; widest *= kGolden) ++steps;
   }
   return per_bandwidth * static_cast<double>(grid.size() + steps);
 }
@@ -243,9 +243,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   if (options.estimator == Estimator::crossfit) return detail::crossfit_estimate(in, options);
-  double final_work = 0;  // one leave-one-out sweep per problem
-  for (const auto& lp : in.problems) final_work += static_cast<double>(lp.points.n) * static_cast<double>(lp.points.n);
-  const detail::PlannedWork planned(in.plan.control, final_work);
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1));
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {

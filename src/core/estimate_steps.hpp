@@ -49,6 +49,14 @@ struct Prepared {
   std::vector<LabelledPoints> problems;
 };
 
+/// Kernel evaluations of `sweeps_per_pair` leave-one-out sweeps over every problem of `in` (each sweep's
+/// work_per_pair() summed), for an entry point to plan the sweeps that follow its bandwidth.
+inline double leave_one_out_work(const Prepared& in, double sweeps_per_pair) {
+  double pairs = 0;
+  for (const auto& lp : in.problems) pairs += static_cast<double>(lp.points.n) * static_cast<double>(lp.points.n);
+  return pairs * sweeps_per_pair;
+}
+
 /// Validates and prepares; without labels (bandwidth selection only) every label is 0.
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels);

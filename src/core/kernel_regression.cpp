@@ -39,6 +39,9 @@ KernelRegression kernel_regression(ProbsView probs, LabelsView labels, ProbsView
   }
   const auto rows = detail::KernelPoints::from_rows(x.data(), Q, canonical ? k : 2);
 
+  // the queries' sweep of each problem, planned ahead of the bandwidth search
+  const detail::PlannedWork planned(in.plan.control,
+                                    detail::leave_one_out_work(in, static_cast<double>(Q) / static_cast<double>(in.pred.n)));
   KernelRegression out;
   out.type = options.type;
   out.queries = Q;

@@ -15,6 +15,14 @@
 
 namespace ecekde::detail {
 
+/// The relative cost of a pair carrying B replicates or copies, for progress: an exponential, and a
+/// multiply-add or an add per replicate (about a tenth of one).
+inline double replicate_pair_work(std::size_t replicates) { return 1 + 0.1 * static_cast<double>(replicates); }
+
+/// The bootstrap's replicates per row as the sweep carries them: padded with zero replicates to a multiple
+/// of 16, so that the tile x multiplicity product runs in whole vector chunks.
+inline std::size_t padded_replicates(std::size_t replicates) { return (replicates + 15) / 16 * 16; }
+
 /// Per row j, class c and replicate b: N^b_jc = sum_{i != j, y_i = c} mult[i*B + b] exp(s_ji - m_j), with
 /// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j) with N_j laid out
 /// [c*B + b] and self_score_j = s_jj (the row's own kernel, which copies in a resample would see).
@@ -25,8 +33,7 @@ class ReplicateClassSums {
                      const double* mult, std::size_t replicates, Finish finish)
       : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)) {}
 
-  /// Relative cost of a pair, for progress: an exponential, and a multiply-add per replicate (about a tenth of one).
-  double work_per_pair() const { return 1 + 0.1 * static_cast<double>(B_); }
+  double work_per_pair() const { return replicate_pair_work(B_); }
 
   struct Scratch {
     std::vector<OnlineMax> max;
@@ -95,8 +102,7 @@ class RelabelledClassSums {
       : L_(classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
         finish_(std::move(finish)) {}
 
-  /// Relative cost of a pair, for progress: an exponential, and an add per copy (about a tenth of one).
-  double work_per_pair() const { return 1 + 0.1 * static_cast<double>(B_); }
+  double work_per_pair() const { return replicate_pair_work(B_); }
 
   struct Scratch {
     std::vector<OnlineMax> max;

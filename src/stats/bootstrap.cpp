@@ -83,9 +83,8 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
   const KernelPoints& x = lp.points;
   const std::size_t n = x.n, L = lp.classes;
   const double inv_h = 1 / h;
-  // Rows of the sorted multiplicities (and of the sweep's sums) are padded with zero replicates to a
-  // multiple of 16, so that the tile x multiplicity product runs in whole vector chunks.
-  const std::size_t stride = (B + 15) / 16 * 16;
+  // Rows of the sorted multiplicities (and of the sweep's sums) are padded (padded_replicates).
+  const std::size_t stride = padded_replicates(B);
   std::vector<double> offsets(n), mult(n * stride, 0.0), contrib(n * B, 0.0);
   x.centre_offsets(h, offsets);
   for (std::size_t j = 0; j < n; ++j)
@@ -153,6 +152,9 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   detail::check_plug_in(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
+  // the estimate's sweep and the replicates' sweep of each problem
+  const double replicate_work = detail::replicate_pair_work(detail::padded_replicates(bootstrap.replicates));
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + replicate_work));
   KdeBootstrap out;
   out.result = detail::start_result(options, in);
   const double h = out.result.bandwidth, p = options.p, weight = detail::problem_weight(options.type);

@@ -50,6 +50,8 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;
   if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
+  // the statistic's sweep and the relabelled copies' sweep of each problem
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + detail::replicate_pair_work(B)));
   CalibrationTestResult out;
   out.bandwidth = detail::start_result(options, in).bandwidth;
   const double h = out.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
