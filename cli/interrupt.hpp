@@ -1,7 +1,7 @@
 // Ctrl-C (SIGINT) and SIGTERM while a command runs. The first one cancels the running computation
-// through the library's RunControl: it stops within a tile of work, nothing is printed or written, and
-// the command ends with "ecekde: interrupted" and exit status 128 + the signal (130 for Ctrl-C). A second
-// one ends the process at once, by the signal's default action.
+// through the library's RunControl: it stops within a tile of work, nothing more is printed or written,
+// and the command ends with "ecekde: interrupted" and exit status 128 + the signal (130 for Ctrl-C). A
+// second one ends the process at once, by the signal's default action.
 #pragma once
 
 #include "ecekde/run_control.hpp"
