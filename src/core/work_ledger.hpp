@@ -39,7 +39,7 @@ struct WorkLedger {
 
   /// Takes back planned work that no sweep used (a search that stopped early), up to `work`.
   static void give_back(RunControl* control, double work) {
-    if (control) add(control->planned_, -take_reserved(*control, work));
+    if (control && work > 0) add(control->planned_, -take_reserved(*control, work));
   }
 
   /// Planned work not yet drawn on by a sweep.
@@ -70,7 +70,7 @@ class PlannedWork {
  public:
   PlannedWork(RunControl* control, double work)
       : control_(control), before_(WorkLedger::unused(control)), work_(WorkLedger::plan(control, work)) {}
-  ~PlannedWork() {
+  ~PlannedWork() {  // a step that used more than it planned drew on the plans around it: nothing to give
     WorkLedger::give_back(control_, std::min(work_, WorkLedger::unused(control_) - before_));
   }
   PlannedWork(const PlannedWork&) = delete;
