@@ -58,6 +58,9 @@ struct ExecutionOptions {
   int threads = 0;             ///< worker threads; 0 = every hardware thread
   std::size_t block_size = 0;  ///< rows/centres per block of the pairwise sweep; 0 = automatic
   std::string isa = {};        ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
+  /// Sum every pair of the one-dimensional types' kernels instead of using the score tree's expansions
+  /// (near-linear time, within 3e-16 of each row's sum; README, Performance). For checking.
+  bool full_sweep = false;
   /// Progress and cancellation (ecekde/run_control.hpp); null = neither. Not owned; must outlive the call.
   RunControl* control = nullptr;
 };

@@ -329,13 +329,14 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   return fit;
 }
 
-// Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points
-// with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full sweep at the
+// Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
+// dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full sweep at the
 // chosen one when the criterion used a subset (PayloadSums' cost per pair).
-double fit_work(std::size_t count, std::size_t n, std::size_t depth, std::size_t bandwidths, std::size_t max_rows) {
+double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t depth, std::size_t bandwidths,
+                std::size_t max_rows, const SweepPlan& plan) {
   const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
   const double swept_rows = static_cast<double>(bandwidths * rows + (rows < n ? n : 0));
-  return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * static_cast<double>(n) * swept_rows;
+  return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * row_work(plan, dim, n) * swept_rows;
 }
 
 // Per input row: the estimate's term sum_l (target - f) phi_p(g - f) and its influence term
@@ -438,8 +439,9 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   std::sort(grid.begin(), grid.end());
 
   const LabelledPoints& first = in.problems.front();
-  double work = fit_work(in.problems.size(), n, first.one_dimensional ? 1 : first.classes, grid.size(), max_rows);
-  if (options.type == CalibrationType::canonical) work += fit_work(1, n, 1, residual_grid().size(), max_rows);
+  double work = fit_work(in.problems.size(), n, first.points.dim, first.one_dimensional ? 1 : first.classes,
+                         grid.size(), max_rows, in.plan);
+  if (options.type == CalibrationType::canonical) work += fit_work(1, n, 2, 1, residual_grid().size(), max_rows, in.plan);
   const PlannedWork planned(in.plan.control, work);
 
   const std::vector<Problem> problems = piloted_problems(in, options);

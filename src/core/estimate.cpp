@@ -116,9 +116,9 @@ constexpr double kSearchTolerance = 0.02302585092994046;  // 0.01 decades, in lo
 // Kernel evaluations of a bandwidth search: the grid in one sweep, then at most as many refinement
 // steps as the widest bracket between a grid point's neighbours needs (one more for rounding).
 double selection_work(const std::vector<LabelledPoints>& problems, const std::vector<double>& grid, std::size_t rows,
-                      bool refine) {
+                      bool refine, const SweepPlan& plan) {
   double per_bandwidth = 0;
-  for (const auto& lp : problems) per_bandwidth += static_cast<double>(rows) * static_cast<double>(lp.points.n);
+  for (const auto& lp : problems) per_bandwidth += static_cast<double>(rows) * row_work(plan, lp.points.dim, lp.points.n);
   std::size_t steps = 0;
   if (refine && grid.size() >= 2) {
     double widest = 0;
@@ -148,7 +148,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   sel.grid = checked_grid(options.grid);
   const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
   sel.rows = rows.size();
-  const PlannedWork planned(plan.control, selection_work(problems, sel.grid, sel.rows, options.refine));
+  const PlannedWork planned(plan.control, selection_work(problems, sel.grid, sel.rows, options.refine, plan));
   sel.score = bandwidth_scores(problems, sel.grid, options.criterion, rows, plan);
   const auto best = static_cast<std::size_t>(std::max_element(sel.score.begin(), sel.score.end()) - sel.score.begin());
   sel.bandwidth = sel.grid[best];
@@ -243,7 +243,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   if (options.estimator == Estimator::crossfit) return detail::crossfit_estimate(in, options);
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1));
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1, true));
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
   for (const auto& lp : in.problems) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/problems.hpp"
+#include "core/score_tree.hpp"
 #include "core/sweep.hpp"
 #include "ecekde/estimate.hpp"
 
@@ -50,10 +51,14 @@ struct Prepared {
 };
 
 /// Kernel evaluations of `sweeps_per_pair` leave-one-out sweeps over every problem of `in` (each sweep's
-/// work_per_pair() summed), for an entry point to plan the sweeps that follow its bandwidth.
-inline double leave_one_out_work(const Prepared& in, double sweeps_per_pair) {
+/// work_per_pair() summed), for an entry point to plan the sweeps that follow its bandwidth. With
+/// `expandable`, the sweeps' reducers can use the score tree for one-dimensional problems (row_work).
+inline double leave_one_out_work(const Prepared& in, double sweeps_per_pair, bool expandable = false) {
   double pairs = 0;
-  for (const auto& lp : in.problems) pairs += static_cast<double>(lp.points.n) * static_cast<double>(lp.points.n);
+  for (const auto& lp : in.problems) {
+    const std::size_t n = lp.points.n;
+    pairs += static_cast<double>(n) * (expandable ? row_work(in.plan, lp.points.dim, n) : static_cast<double>(n));
+  }
   return pairs * sweeps_per_pair;
 }
 

@@ -176,7 +176,8 @@ GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const 
   check_options(options);
   detail::check_plug_in(options, "estimate_with_gradient");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 2));  // forward, backward
+  const detail::PlannedWork planned(in.plan.control,  // the forward sweep (expandable), the backward one
+                                    detail::leave_one_out_work(in, 1, true) + detail::leave_one_out_work(in, 1));
   GradientResult out;
   out.result = detail::start_result(options, in);
   auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, out.result.bandwidth, options.p, in.plan);

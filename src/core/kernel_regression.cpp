@@ -41,7 +41,7 @@ KernelRegression kernel_regression(ProbsView probs, LabelsView labels, ProbsView
 
   // the queries' sweep of each problem, planned ahead of the bandwidth search
   const detail::PlannedWork planned(in.plan.control,
-                                    detail::leave_one_out_work(in, static_cast<double>(Q) / static_cast<double>(in.pred.n)));
+                                    detail::leave_one_out_work(in, static_cast<double>(Q) / static_cast<double>(in.pred.n), true));
   KernelRegression out;
   out.type = options.type;
   out.queries = Q;

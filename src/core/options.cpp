@@ -194,6 +194,11 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
           {.name = "isa",
            .help = "Force a kernel variant: avx512, avx2 or baseline (default: the best this CPU supports)",
            .example = "baseline"}),
+      describe<&O::execution, &X::full_sweep>(
+          {.name = "full_sweep",
+           .help = "Sum every pair of the one-dimensional types' kernels (binary, top-label, marginal) instead of "
+                   "the score tree's expansions, which agree to 1e-12 in near-linear time (for checking)",
+           .example = "true"}),
   };
   return table;
 }

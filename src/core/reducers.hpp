@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/problems.hpp"
+#include "core/score_tree.hpp"
 #include "core/sweep.hpp"
 
 namespace ecekde::detail {
@@ -59,6 +60,26 @@ class ClassSums {
 
   void end(Scratch& s, std::size_t row0, std::size_t rows) const {
     for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.max[q].m, s.sums.data() + q * lp_.classes);
+  }
+
+  /// The same sums from the score tree (problems of dimension 2): the class indicators as payload. For
+  /// one-dimensional problems only the positive class's: N_j0 = D_j - N_j1, as only their sum and N_j1
+  /// are read.
+  void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
+    const std::size_t n = centres.n, L = lp_.classes, first = lp_.one_dimensional ? 1 : 0, depth = L - first;
+    std::vector<double> indicator(depth * n, 0.0);
+    for (std::size_t c = first; c < L; ++c)
+      std::fill(indicator.begin() + static_cast<std::ptrdiff_t>((c - first) * n + lp_.class_begin[c]),
+                indicator.begin() + static_cast<std::ptrdiff_t>((c - first) * n + lp_.class_begin[c + 1]), 1.0);
+    const std::vector<std::size_t> no_self(leave_one_out_ ? 0 : rows.n, n);
+    std::vector<double> scale(rows.n), sums(rows.n * (depth + 1)), class_sums(L);
+    ScoreTree(centres).sums(rows, no_self, {offsets_, inv_h_, 1, indicator, depth}, plan, scale, sums);
+    for (std::size_t j = 0; j < rows.n; ++j) {
+      const double* row = sums.data() + j * (depth + 1);
+      if (lp_.one_dimensional) class_sums = {row[0] - row[1], row[1]};
+      else std::copy_n(row + 1, L, class_sums.begin());
+      finish_(j, scale[j], class_sums.data());
+    }
   }
 
  private:
@@ -121,6 +142,18 @@ class LogKernelSums {
       for (std::size_t b = 0; b < H; ++b) s.log_sums[b] = s.max[q * H + b].m + std::log(s.sums[q * H + b]);
       finish_(row0 + q, s.log_sums.data());
     }
+  }
+
+  /// The same sums from the score tree (one-dimensional problems), one request per bandwidth.
+  void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
+    const std::size_t H = inv_h_.size(), R = rows.n;
+    const ScoreTree tree(centres);
+    std::vector<double> log_sums(R * H), scale(R), sums(R);
+    for (std::size_t b = 0; b < H; ++b) {
+      tree.sums(rows, self_, {offsets_[b], inv_h_[b], 1, {}, 0}, plan, scale, sums);
+      for (std::size_t j = 0; j < R; ++j) log_sums[j * H + b] = scale[j] + std::log(sums[j]);
+    }
+    for (std::size_t j = 0; j < R; ++j) finish_(j, log_sums.data() + j * H);
   }
 
  private:
@@ -186,6 +219,19 @@ class PayloadSums {
       const double* acc = s.sums.data() + q * width;
       finish_(row0 + q, acc[0], acc[1], acc + 2);
     }
+  }
+
+  /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
+  /// the squared weights, brought to the weights' scale.
+  void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
+    const std::size_t R = rows.n, width = depth_ + 1;
+    const ScoreTree tree(centres);
+    std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
+    const double half = work_per_pair() / 2;
+    tree.sums(rows, self_, {offsets_, inv_h_, 1, vt_, depth_, half}, plan, scale, sums);
+    tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
+    for (std::size_t j = 0; j < R; ++j)
+      finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }
 
  private:

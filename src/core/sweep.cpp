@@ -42,6 +42,7 @@ SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
   if (execution.block_size > 0) plan.block = execution.block_size;
   plan.kernels = &tile_kernels_for(execution.isa);
   plan.control = execution.control;
+  plan.expansions = !execution.full_sweep;
   return plan;
 }
 

@@ -51,6 +51,7 @@ struct SweepPlan {
   int threads = 1;          // resolved worker count (>= 1)
   std::size_t block = 512;  // rows per task and centres per tile
   RunControl* control = nullptr;  // progress (counted per tile of rows) and cancellation (checked per tile)
+  bool expansions = true;  // one-dimensional problems by the score tree's expansions (score_tree.hpp)
 
   static SweepPlan from(const ExecutionOptions& execution);
 };
@@ -105,9 +106,18 @@ class WorkerScratch {
 /// Rows are independent, so results do not depend on the thread count; each row sees the centre
 /// blocks in increasing order. When rows and centres are the same points, the diagonal pair (j, j) is
 /// present in `dots` and leave-one-out reducers exclude it.
+/// A reducer that can also be computed from kernel sums (score_tree.hpp) provides
+///   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan&) const;
+/// and is then computed that way for one-dimensional problems (dim 2) unless the plan says otherwise.
 template <class Reducer>
 void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan, const Reducer& reducer) {
   ECEKDE_ASSERT(rows.dim == centres.dim);
+  if constexpr (requires { reducer.expanded(rows, centres, plan); }) {
+    if (plan.expansions && centres.dim == 2) {
+      reducer.expanded(rows, centres, plan);
+      return;
+    }
+  }
   const std::size_t n = rows.n, m = centres.n, dim = rows.dim, block = std::max<std::size_t>(1, plan.block);
   const std::size_t row_tile = std::min(block, kRowTile);
   const std::size_t tasks = (n + block - 1) / block;

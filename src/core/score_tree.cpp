@@ -1,0 +1,246 @@
+#include "core/score_tree.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/messages.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr std::size_t kTerms = ScoreTree::kOrder + 1;  // Taylor coefficients per sigma order
+constexpr std::size_t kRowsPerTask = 64;
+constexpr std::size_t kLanes = 5;  // partial sums of a series
+static_assert(kTerms % kLanes == 0);
+
+// Moments of one request: per node, its scale A (the largest q a_i) and, per column, the coefficients
+// M_a0 then M_a1 (a = 0..kOrder), laid out [node][column][b][a].
+struct Moments {
+  std::size_t columns = 0;
+  std::vector<double> scale, m;
+  double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
+  const double* at(std::size_t node, std::size_t column) const {
+    return m.data() + (node * columns + column) * 2 * kTerms;
+  }
+};
+
+double mid(double lo, double hi) { return lo + 0.5 * (hi - lo); }
+
+}  // namespace
+
+ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
+  ECEKDE_ASSERT(centres.dim == 2);
+  const std::size_t n = centres.n;
+  ECEKDE_ASSERT(n < (std::size_t{1} << 31));
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), 0u);
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return centres.x(a, 0) < centres.x(b, 0); });
+  position_.resize(n);
+  s_.resize(n);
+  r_.resize(n);
+  g_.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    position_[order_[k]] = static_cast<std::uint32_t>(k);
+    s_[k] = centres.x(order_[k], 0);
+    r_[k] = centres.x(order_[k], 1);
+    g_[k] = s_[k] + r_[k];
+  }
+  if (n > 0) build(0, static_cast<std::uint32_t>(n));
+}
+
+std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
+  Node node{begin, end};
+  if (end - begin > kLeaf) {
+    const std::uint32_t half = begin + (end - begin) / 2;
+    node.left = build(begin, half);
+    node.right = build(half, end);
+  }
+  node.s_lo = s_[begin];
+  node.s_hi = s_[end - 1];
+  const auto [g_lo, g_hi] = std::minmax_element(g_.begin() + begin, g_.begin() + end);
+  node.g_lo = *g_lo;
+  node.g_hi = *g_hi;
+  nodes_.push_back(node);
+  return static_cast<std::int32_t>(nodes_.size() - 1);
+}
+
+void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
+                     const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const {
+  const std::size_t n = s_.size(), R = rows.n, columns = request.depth + 1;
+  ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == request.depth * n);
+  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
+  ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
+  const double q = request.power;
+
+  // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
+  std::vector<double> qa(n), v(columns * n, 1.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    qa[k] = q * request.offsets[order_[k]];
+    for (std::size_t l = 1; l < columns; ++l) v[l * n + k] = request.vt[(l - 1) * n + order_[k]];
+  }
+
+  // Moments, children before parents: leaves from their centres, parents by shifting their children's.
+  Moments mom;
+  mom.columns = columns;
+  mom.scale.resize(nodes_.size());
+  mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
+  std::vector<double> log_mass(nodes_.size());
+  for (std::size_t id = 0; id < nodes_.size(); ++id) {
+    const Node& nd = nodes_[id];
+    const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
+    if (nd.left < 0) {
+      const double A = *std::max_element(qa.begin() + nd.begin, qa.begin() + nd.end);
+      mom.scale[id] = A;
+      for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
+        const double c = std::exp(qa[k] - A), d = s_[k] - s0, e = g_[k] - g0;
+        for (std::size_t l = 0; l < columns; ++l) {
+          double* M = mom.at(id, l);
+          double t = c * v[l * n + k];
+          for (std::size_t a = 0; a < kTerms; ++a) {
+            M[a] += t;
+            M[kTerms + a] += t * e;
+            t *= d / static_cast<double>(a + 1);
+          }
+        }
+      }
+    } else {
+      const double A = std::max(mom.scale[static_cast<std::size_t>(nd.left)], mom.scale[static_cast<std::size_t>(nd.right)]);
+      mom.scale[id] = A;
+      for (const std::int32_t child : {nd.left, nd.right}) {
+        const auto ch = static_cast<std::size_t>(child);
+        const Node& cn = nodes_[ch];
+        const double factor = std::exp(mom.scale[ch] - A);
+        const double ds = mid(cn.s_lo, cn.s_hi) - s0, dg = mid(cn.g_lo, cn.g_hi) - g0;
+        std::array<double, kTerms> shift;  // ds^t / t!
+        shift[0] = factor;
+        for (std::size_t t = 1; t < kTerms; ++t) shift[t] = shift[t - 1] * ds / static_cast<double>(t);
+        for (std::size_t l = 0; l < columns; ++l) {
+          const double* C = mom.at(ch, l);
+          double* M = mom.at(id, l);
+          for (std::size_t a = 0; a < kTerms; ++a) {
+            double m0 = 0, m1 = 0;
+            for (std::size_t k = 0; k <= a; ++k) {
+              m0 += C[k] * shift[a - k];
+              m1 += (C[kTerms + k] + C[k] * dg) * shift[a - k];
+            }
+            M[a] += m0;
+            M[kTerms + a] += m1;
+          }
+        }
+      }
+    }
+    log_mass[id] = std::log(mom.at(id, 0)[0]);
+  }
+
+  // Rows in order of score, so that neighbouring rows of a task walk the same nodes (cache locality).
+  std::vector<std::uint32_t> row_order(R);
+  std::iota(row_order.begin(), row_order.end(), 0u);
+  if (self.empty()) {
+    row_order = order_;
+  } else {
+    std::stable_sort(row_order.begin(), row_order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return rows.x(a, 0) < rows.x(b, 0); });
+  }
+  const std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t tasks = (R + kRowsPerTask - 1) / kRowsPerTask;
+  const double work = row_work(plan, 2, n) * request.pair_work;
+  WorkLedger::start(plan.control, static_cast<double>(R) * work);
+  parallel_for(
+      tasks, plan.threads,
+      [&](std::size_t task, int) {
+        std::vector<std::int32_t> stack;
+        std::vector<double> acc(columns), vals(columns), expo(kLeaf);
+        std::array<double, kTerms> power;  // tau^a
+        const std::size_t r_end = std::min(R, (task + 1) * kRowsPerTask);
+        for (std::size_t t = task * kRowsPerTask; t < r_end; ++t) {
+          const std::size_t row = row_order[t];
+          const double L1 = rows.log_x[2 * row], L2 = rows.log_x[2 * row + 1], sj = rows.x(row, 0);
+          const double tau = q * (L1 - L2) * request.inv_h, ups = q * L2 * request.inv_h;
+          power[0] = 1;
+          for (std::size_t a = 1; a < kTerms; ++a) power[a] = power[a - 1] * tau;
+          const std::size_t own = self.empty() ? row : self[row];
+          const std::size_t own_pos = own < n ? position_[own] : none;
+          double m = -std::numeric_limits<double>::infinity(), dropped = 0;
+          std::fill(acc.begin(), acc.end(), 0.0);
+          auto raise_to = [&](double top) {  // keeps every sum relative to exp(m), m the largest scale seen
+            if (top <= m) return;
+            const double f = std::exp(m - top);
+            for (double& a : acc) a *= f;
+            dropped *= f;
+            m = top;
+          };
+          stack.assign(1, static_cast<std::int32_t>(nodes_.size() - 1));
+          while (!stack.empty()) {
+            const auto id = static_cast<std::size_t>(stack.back());
+            stack.pop_back();
+            const Node& nd = nodes_[id];
+            const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
+            const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
+            if (!holds_own && 0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
+                0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm) {
+              for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
+                const double* M = mom.at(id, l);
+                double p0[kLanes] = {}, p1[kLanes] = {};  // independent partial sums, for speed
+                for (std::size_t a = 0; a < kTerms; a += kLanes)
+                  for (std::size_t u = 0; u < kLanes; ++u) {
+                    p0[u] += M[a + u] * power[a + u];
+                    p1[u] += M[kTerms + a + u] * power[a + u];
+                  }
+                double v0 = 0, v1 = 0;
+                for (std::size_t u = 0; u < kLanes; ++u) {
+                  v0 += p0[u];
+                  v1 += p1[u];
+                }
+                vals[l] = v0 + ups * v1;
+              }
+              const double top = mom.scale[id] + tau * s0 + ups * g0;
+              raise_to(top);
+              const double f = std::exp(top - m);
+              for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
+              continue;
+            }
+            if (!holds_own && acc[0] > 0) {  // drop the node if its whole weight is negligible
+              const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
+                                 std::max(ups * nd.g_lo, ups * nd.g_hi);
+              const double bound = std::exp(top - m);
+              if (dropped + bound <= kDroppedShare * acc[0]) {
+                dropped += bound;
+                continue;
+              }
+            }
+            if (nd.left < 0) {  // pair by pair, as the sweep does
+              double top = -std::numeric_limits<double>::infinity();
+              for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
+                const double e = k == own_pos ? -std::numeric_limits<double>::infinity()
+                                              : q * request.offsets[order_[k]] + q * request.inv_h * (s_[k] * L1 + r_[k] * L2);
+                expo[k - nd.begin] = e;
+                top = std::max(top, e);
+              }
+              if (top == -std::numeric_limits<double>::infinity()) continue;
+              raise_to(top);
+              for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
+                const double w = std::exp(expo[k - nd.begin] - m);
+                for (std::size_t l = 0; l < columns; ++l) acc[l] += w * v[l * n + k];
+              }
+              continue;
+            }
+            // Visit the child nearer the row's score first, so that the row's sum is mostly known before
+            // the far nodes are weighed for dropping.
+            const bool left_near = sj < nodes_[static_cast<std::size_t>(nd.right)].s_lo;
+            stack.push_back(left_near ? nd.right : nd.left);
+            stack.push_back(left_near ? nd.left : nd.right);
+          }
+          scale[row] = m;
+          std::copy(acc.begin(), acc.end(), sums.begin() + static_cast<std::ptrdiff_t>(row * columns));
+        }
+        WorkLedger::done(plan.control, static_cast<double>(r_end - task * kRowsPerTask) * work);
+      },
+      plan.control);
+}
+
+}  // namespace ecekde::detail

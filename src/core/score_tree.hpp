@@ -1,0 +1,93 @@
+// Kernel sums of the one-dimensional types (binary, top-label, each marginal class) in near-linear time,
+// by far-field expansions over a tree of the centres sorted by score.
+//
+// A one-dimensional problem's points are x = (s, r) with s + r = 1 to rounding, and the kernel centred
+// at x_i read at row j is exp(a_i + (s_i L1_j + r_i L2_j) / h), L_j = log x_j. With sigma_i = s_i + r_i
+// the exponent is a_i + tau_j s_i + ups_j sigma_i, where tau_j = (L1_j - L2_j) / h and ups_j = L2_j / h:
+// a row enters only through two numbers. For a node of the tree (centres with s in s0 +- ds and sigma
+// in g0 +- dg) and a payload V,
+//   sum_i V_i exp(a_i + tau s_i + ups sigma_i) = exp(A + tau s0 + ups g0) sum_{a,b} M_ab tau^a ups^b,
+//   M_ab = sum_i V_i exp(a_i - A) (s_i - s0)^a (sigma_i - g0)^b / (a! b!),   A = max_i a_i,
+// the Taylor series of exp(tau (s_i - s0) + ups (sigma_i - g0)). Cut at a <= kOrder and b <= 1, the
+// series errs by at most e^{2(U + W)} (U^{kOrder+1} / (kOrder+1)! + W^2 / 2) of the node's sum of
+// |V_i| exp(...), where U = ds |tau| and W = dg |ups|. A node is expanded for a row when U <= 1 and
+// W <= kMaxSigmaTerm: the error is then below 1.3e-16 of its sum. Nodes farther out are dropped when
+// an upper bound of their weight (the box's largest exponent times the node's mass) keeps the total
+// dropped from the row below kDroppedShare of the row's weight sum so far (so also of its final sum).
+// Everything else, and every leaf holding the row's own centre, is summed pair by pair as in the sweep.
+// Each row's total error is thus provably below 3e-16 of its weight sum, plus rounding.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/sweep.hpp"
+
+namespace ecekde::detail {
+
+/// The work of one row against `centres` centres of dimension `dim`, in kernel evaluations, for progress:
+/// every centre for the sweep; for the score tree's expansions (dim 2, unless the plan asks for the full
+/// sweep), whose cost per row grows only with log n, a fixed budget: about the time of that many pairs,
+/// measured over bandwidths 1e-3 to 0.1 (docs/benchmarks.md).
+inline constexpr double kTreeRowWork = 1000;
+inline double row_work(const SweepPlan& plan, std::size_t dim, std::size_t centres) {
+  const double all = static_cast<double>(centres);
+  return plan.expansions && dim == 2 ? std::min(all, kTreeRowWork) : all;
+}
+
+/// One set of kernel sums: per row j, S_j0 = sum_{i != self(j)} w_ji^q and, for each payload column l,
+/// S_j(l+1) = sum_{i != self(j)} V_il w_ji^q, with w_ji = exp(a_i + (1/h) sum_k x_ik log x_jk).
+struct KernelSumRequest {
+  std::span<const double> offsets;  // a_i(h), one per centre
+  double inv_h = 1;
+  int power = 1;                    // q: 1 for the weights, 2 for their squares
+  std::span<const double> vt;       // payload, depth x centres (transposed); empty when depth = 0
+  std::size_t depth = 0;
+  double pair_work = 1;             // progress counted per (row, centre) pair, as the sweep would count it
+};
+
+/// The centres of a one-dimensional problem (KernelPoints of dim 2) sorted by score, in a binary tree of
+/// index ranges. Built once per problem; answers requests for any bandwidth and payload.
+class ScoreTree {
+ public:
+  explicit ScoreTree(const KernelPoints& centres);
+
+  /// Row q of `rows` leaves out centre self[q] (no centre when self[q] >= centres; `self` empty: rows
+  /// are the centres themselves, row q leaves out centre q). Writes scale[q] and
+  /// sums[q * (depth + 1) + l], the sums of the request relative to exp(scale[q]) (l = 0 the weights,
+  /// then the payload columns). Rows are split across the plan's threads; each row's result does not
+  /// depend on the split.
+  void sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
+            const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const;
+
+  std::size_t size() const { return s_.size(); }
+
+  /// Taylor order in the score direction.
+  static constexpr int kOrder = 24;
+  /// Largest W = dg |ups| for which a node is expanded (the sigma direction is cut after its linear term).
+  static constexpr double kMaxSigmaTerm = 1e-9;
+  /// Largest U = ds |tau| for which a node is expanded.
+  static constexpr double kMaxScoreTerm = 2;
+  /// Share of a row's weight sum that dropped far nodes may add up to.
+  static constexpr double kDroppedShare = 1e-16;
+  /// Centres per leaf.
+  static constexpr std::size_t kLeaf = 32;
+
+ private:
+  struct Node {
+    std::uint32_t begin, end;         // sorted positions
+    std::int32_t left = -1, right = -1;  // children; -1 for a leaf
+    double s_lo = 0, s_hi = 0, g_lo = 0, g_hi = 0;  // ranges of s and sigma
+  };
+  std::int32_t build(std::uint32_t begin, std::uint32_t end);
+
+  const KernelPoints& centres_;
+  std::vector<double> s_, r_, g_;                // sorted s, r and sigma = s + r
+  std::vector<std::uint32_t> order_, position_;  // sorted position -> centre, and back
+  std::vector<Node> nodes_;                      // children before parents; the root is last
+};
+
+}  // namespace ecekde::detail
