@@ -1,0 +1,182 @@
+// The score tree's expansions (one-dimensional kernel sums in near-linear time) against a plain sum over
+// every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
+// awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1); and the estimators that
+// use it against the full sweep.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/score_tree.hpp"
+#include "ecekde/estimate.hpp"
+#include "ecekde/random.hpp"
+#include "generate.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+using ecekde::detail::KernelPoints;
+using ecekde::detail::KernelSumRequest;
+using ecekde::detail::ScoreTree;
+using ecekde::detail::SweepPlan;
+
+// Points (s, r) of one kind of data.
+std::vector<double> points(const std::string& kind, std::size_t n, std::uint64_t seed) {
+  ecekde::Rng rng(seed);
+  std::vector<double> x(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0;
+    if (kind == "spread") s = 1 / (1 + std::exp(-4 * rng.normal()));         // over the whole segment
+    if (kind == "small") s = std::exp(-2 - 4 * rng.uniform() * rng.uniform());  // marginal-like, near 0
+    if (kind == "ties") s = std::round(10 * rng.uniform()) / 10;              // 11 values, 0 and 1 among them
+    if (kind == "saturated") s = rng.uniform() < 0.5 ? 1 - std::exp(-30 * rng.uniform()) : std::exp(-30 * rng.uniform());
+    double r = 1 - s;
+    if (kind == "off") {  // float32-like rounding: s + r misses 1 by up to 1e-7
+      s = rng.uniform();
+      r = 1 - s + 1e-7 * (2 * rng.uniform() - 1);
+      r = std::max(r, 0.0);
+    }
+    x[2 * i] = s;
+    x[2 * i + 1] = r;
+  }
+  return x;
+}
+
+// The sums by definition: every pair, exponents in double, each row relative to its largest exponent.
+struct Plain {
+  std::vector<double> log_sum;  // log of sum_i w^q
+  std::vector<double> ratio;    // sum_i V_il w^q / sum_i w^q, per row and column
+};
+Plain plain_sums(const KernelPoints& rows, const KernelPoints& centres, const std::vector<std::size_t>& self,
+                 const std::vector<double>& offsets, double h, int q, const std::vector<double>& vt,
+                 std::size_t depth) {
+  Plain out;
+  std::vector<double> e(centres.n);
+  for (std::size_t j = 0; j < rows.n; ++j) {
+    const std::size_t own = self.empty() ? j : self[j];
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < centres.n; ++i) {
+      e[i] = i == own ? -std::numeric_limits<double>::infinity()
+                      : q * (offsets[i] + (centres.x(i, 0) * rows.log_x[2 * j] + centres.x(i, 1) * rows.log_x[2 * j + 1]) / h);
+      top = std::max(top, e[i]);
+    }
+    double den = 0;
+    std::vector<double> num(depth, 0.0);
+    for (std::size_t i = 0; i < centres.n; ++i) {
+      const double w = std::exp(e[i] - top);
+      den += w;
+      for (std::size_t l = 0; l < depth; ++l) num[l] += w * vt[l * centres.n + i];
+    }
+    out.log_sum.push_back(top + std::log(den));
+    for (std::size_t l = 0; l < depth; ++l) out.ratio.push_back(num[l] / den);
+  }
+  return out;
+}
+
+SweepPlan plan_with(int threads) {
+  ecekde::ExecutionOptions execution;
+  execution.threads = threads;
+  return SweepPlan::from(execution);
+}
+
+TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
+  for (const std::string kind : {"spread", "small", "ties", "saturated", "off"})
+    for (std::size_t n : {2, 3, 33, 400, 1500})
+      for (double h : {1e-6, 1e-4, 1e-2, 0.3, 10.0})
+        for (int q : {1, 2}) {
+          SCOPED_TRACE(kind + " n " + std::to_string(n) + " h " + std::to_string(h) + " q " + std::to_string(q));
+          const std::vector<double> x = points(kind, n, n + 7);
+          const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
+          std::vector<double> offsets(n);
+          centres.centre_offsets(h, offsets);
+          const std::size_t depth = 2;  // a 0/1 label and a signed residual
+          ecekde::Rng rng(n);
+          std::vector<double> vt(depth * n);
+          for (std::size_t i = 0; i < n; ++i) {
+            vt[i] = rng.uniform() < 0.3 ? 1.0 : 0.0;
+            vt[n + i] = 2 * rng.uniform() - 1;
+          }
+          const ScoreTree tree(centres);
+          const Plain want = plain_sums(centres, centres, {}, offsets, h, q, vt, depth);
+          std::vector<double> scale(n), sums(n * (depth + 1));
+          tree.sums(centres, {}, {offsets, 1 / h, q, vt, depth}, plan_with(1), scale, sums);
+          double largest_offset = 0;
+          for (double a : offsets) largest_offset = std::max(largest_offset, std::fabs(a));
+          for (std::size_t j = 0; j < n; ++j) {
+            // A few ulps of the row's exponents, which are O(q / h): the limit of any computation in double.
+            const double exponent = q * (largest_offset + (std::fabs(centres.log_x[2 * j]) + std::fabs(centres.log_x[2 * j + 1])) / h);
+            const double tolerance = 1e-12 + 4e-16 * exponent;
+            const double* got = sums.data() + j * (depth + 1);
+            ASSERT_NEAR(scale[j] + std::log(got[0]), want.log_sum[j], tolerance) << "row " << j;
+            // payload ratios: absolute, against the row's weight (a signed sum may cancel to near 0)
+            for (std::size_t l = 0; l < depth; ++l)
+              ASSERT_NEAR(got[l + 1] / got[0], want.ratio[j * depth + l], tolerance) << "row " << j << " column " << l;
+          }
+          // any thread count gives the same bits
+          std::vector<double> scale2(n), sums2(n * (depth + 1));
+          tree.sums(centres, {}, {offsets, 1 / h, q, vt, depth}, plan_with(2), scale2, sums2);
+          ASSERT_EQ(scale2, scale);
+          ASSERT_EQ(sums2, sums);
+        }
+}
+
+TEST(ScoreTree, OtherRowsAndLeftOutCentres) {
+  const std::size_t n = 2000, R = 300;
+  const std::vector<double> x = points("spread", n, 3), qx = points("small", R, 4);
+  const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2), queries = KernelPoints::from_rows(qx.data(), R, 2);
+  for (double h : {1e-3, 0.05}) {
+    std::vector<double> offsets(n);
+    centres.centre_offsets(h, offsets);
+    const ScoreTree tree(centres);
+    // queries that are no centre (self >= n), then centres' own points leaving themselves out
+    const std::vector<std::size_t> none(R, n);
+    std::vector<std::size_t> own(R);
+    std::vector<double> picked(2 * R);
+    for (std::size_t r = 0; r < R; ++r) {
+      own[r] = (r * 7919) % n;
+      picked[2 * r] = x[2 * own[r]];
+      picked[2 * r + 1] = x[2 * own[r] + 1];
+    }
+    const KernelPoints subset = KernelPoints::from_rows(picked.data(), R, 2);
+    for (const auto& [rows, self] : {std::pair{&queries, none}, std::pair{&subset, own}}) {
+      const Plain want = plain_sums(*rows, centres, self, offsets, h, 1, {}, 0);
+      std::vector<double> scale(R), sums(R);
+      tree.sums(*rows, self, {offsets, 1 / h, 1, {}, 0}, plan_with(2), scale, sums);
+      for (std::size_t j = 0; j < R; ++j)
+        ASSERT_NEAR(scale[j] + std::log(sums[j]), want.log_sum[j], 1e-12 * std::max(1.0, std::fabs(want.log_sum[j])));
+    }
+  }
+}
+
+// The estimators that use the tree, against the same estimators summing every pair.
+TEST(ScoreTree, EstimatorsAgreeWithTheFullSweep) {
+  const auto d = testdata::softmax_predictions(2500, 6, 11);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  for (auto estimator : {ecekde::Estimator::paper, ecekde::Estimator::crossfit})
+    for (auto type : {CalibrationType::marginal, CalibrationType::top_label})
+      for (std::optional<double> h : {std::optional<double>{}, std::optional<double>{1e-3}, std::optional<double>{0.1}}) {
+        SCOPED_TRACE(std::string(to_string(estimator)) + " " + std::string(to_string(type)) + " h " +
+                     (h ? std::to_string(*h) : "auto"));
+        ecekde::EstimateOptions o;
+        o.estimator = estimator;
+        o.type = type;
+        o.bandwidth = h;
+        o.execution.threads = 2;
+        const ecekde::Result tree = ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
+        o.execution.full_sweep = true;
+        const ecekde::Result full = ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
+        EXPECT_EQ(tree.bandwidth, full.bandwidth);
+        EXPECT_NEAR(tree.ce_pow_p, full.ce_pow_p, 1e-12 * full.ce_pow_p);
+        EXPECT_NEAR(tree.standard_error, full.standard_error, 1e-10 * full.standard_error);
+        if (full.selection) {
+          ASSERT_EQ(tree.selection->score.size(), full.selection->score.size());
+          for (std::size_t b = 0; b < full.selection->score.size(); ++b)
+            EXPECT_NEAR(tree.selection->score[b], full.selection->score[b], 1e-12 * std::fabs(full.selection->score[b]));
+        }
+      }
+}
+
+}  // namespace
