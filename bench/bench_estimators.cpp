@@ -98,6 +98,25 @@ void BM_EstimatorCost(benchmark::State& state, ecekde::Estimator estimator, ecek
   report(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
 }
 
+// The one-dimensional types by the score tree's expansions (range 4 = 0) or every pair (1), at a fixed
+// bandwidth 10^-range(3) (paper's estimator) or automatic (range(3) = 0, the default crossfit estimator).
+void BM_ScoreTree(benchmark::State& state, ecekde::CalibrationType type) {
+  const auto& d = data(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  auto o = options(type, 2);
+  if (state.range(3) == 0) {
+    o.estimator = ecekde::Estimator::crossfit;
+    o.bandwidth.reset();
+  } else {
+    o.bandwidth = std::pow(10.0, -static_cast<double>(state.range(3)));
+  }
+  o.execution.threads = static_cast<int>(state.range(2));
+  o.execution.full_sweep = state.range(4) == 1;
+  const bench::HeapWatch heap;
+  for (auto _ : state) benchmark::DoNotOptimize(ecekde::estimate(d.probs(), d.labels(), o).ce);
+  const double problems = type == ecekde::CalibrationType::marginal ? static_cast<double>(d.k) : 1.0;
+  report(state, problems * static_cast<double>(d.n) * static_cast<double>(d.n - 1), heap);
+}
+
 // The cost of being watched (issue 14: under 1%): the same estimate without a RunControl (range 3 =
 // -1), with one nobody reads (0), and with one that a second thread polls every range(3) milliseconds
 // (the CLI's display polls every 250 ms, Python's every 100 ms).
@@ -183,6 +202,14 @@ BENCHMARK_CAPTURE(BM_Estimate, marginal, ecekde::CalibrationType::marginal)
     ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
 BENCHMARK_CAPTURE(BM_Estimate, top_label, ecekde::CalibrationType::top_label)
     ->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}); });
+BENCHMARK_CAPTURE(BM_ScoreTree, top_label, ecekde::CalibrationType::top_label)
+    ->ArgsProduct({{10000, 100000}, {10}, {2}, {2, 3}, {0, 1}})
+    ->Args({100000, 10, 2, 0, 0})->Args({1000000, 10, 2, 2, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_ScoreTree, marginal, ecekde::CalibrationType::marginal)
+    ->ArgsProduct({{10000, 30000}, {10}, {2}, {2, 3}, {0, 1}})
+    ->Args({100000, 10, 2, 2, 0})->Args({100000, 10, 2, 3, 0})->Args({100000, 10, 2, 0, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Watched)->ArgsProduct({{16000}, {10}, {2}, {-1, 0, 100, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Bandwidth)->Apply([](auto* b) { sizes(b, {1000, 4000, 16000, 64000}, {2, 10, 100}, 30000); });
 // Canonical, K = 10, n = 8000, 2 threads: the issue's headline target (>= 1 G pairs/s). 1 thread for the ratio.
