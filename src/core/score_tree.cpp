@@ -217,7 +217,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
               double top = -std::numeric_limits<double>::infinity();
               for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
                 const double e = k == own_pos ? -std::numeric_limits<double>::infinity()
-                                              : q * request.offsets[order_[k]] + q * request.inv_h * (s_[k] * L1 + r_[k] * L2);
+                                              : qa[k] + q * request.inv_h * (s_[k] * L1 + r_[k] * L2);
                 expo[k - nd.begin] = e;
                 top = std::max(top, e);
               }

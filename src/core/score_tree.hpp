@@ -10,8 +10,9 @@
 //   M_ab = sum_i V_i exp(a_i - A) (s_i - s0)^a (sigma_i - g0)^b / (a! b!),   A = max_i a_i,
 // the Taylor series of exp(tau (s_i - s0) + ups (sigma_i - g0)). Cut at a <= kOrder and b <= 1, the
 // series errs by at most e^{2(U + W)} (U^{kOrder+1} / (kOrder+1)! + W^2 / 2) of the node's sum of
-// |V_i| exp(...), where U = ds |tau| and W = dg |ups|. A node is expanded for a row when U <= 1 and
-// W <= kMaxSigmaTerm: the error is then below 1.3e-16 of its sum. Nodes farther out are dropped when
+// |V_i| exp(...), where U = ds |tau| and W = dg |ups|. A node is expanded for a row when
+// U <= kMaxScoreTerm (2) and W <= kMaxSigmaTerm (1e-9): with kOrder = 24 the error is then below
+// e^4 (2^25 / 25! + 5e-19) < 1.5e-16 of its sum. Nodes farther out are dropped when
 // an upper bound of their weight (the box's largest exponent times the node's mass) keeps the total
 // dropped from the row below kDroppedShare of the row's weight sum so far (so also of its final sum).
 // Everything else, and every leaf holding the row's own centre, is summed pair by pair as in the sweep.
