@@ -138,11 +138,10 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   }
 
   // Rows in order of score, so that neighbouring rows of a task walk the same nodes (cache locality).
-  std::vector<std::uint32_t> row_order(R);
-  std::iota(row_order.begin(), row_order.end(), 0u);
-  if (self.empty()) {
-    row_order = order_;
-  } else {
+  std::vector<std::uint32_t> row_order = order_;  // rows that are the centres: already sorted
+  if (!self.empty()) {
+    row_order.resize(R);
+    std::iota(row_order.begin(), row_order.end(), 0u);
     std::stable_sort(row_order.begin(), row_order.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return rows.x(a, 0) < rows.x(b, 0); });
   }
