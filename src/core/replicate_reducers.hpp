@@ -94,8 +94,8 @@ class ReplicateClassSums {
 template <class Finish>
 class RelabelledClassSums {
  public:
-  static constexpr std::size_t R = kRowTile;  // rows per tile, as label_scatter expects
-  static_assert(R == 16, "label_scatter works on tiles of 16 rows");
+  static constexpr std::size_t kRows = 16;  // rows per tile, as label_scatter expects
+  static constexpr std::size_t R = kRows;
 
   RelabelledClassSums(std::size_t classes, const TileKernels& kern, std::span<const double> offsets, double inv_h,
                       const std::uint16_t* labels, std::size_t copies, Finish finish)

@@ -41,14 +41,13 @@ ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
   std::stable_sort(order_.begin(), order_.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return centres.x(a, 0) < centres.x(b, 0); });
   position_.resize(n);
-  s_.resize(n);
-  r_.resize(n);
+  sr_.resize(2 * n);
   g_.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
     position_[order_[k]] = static_cast<std::uint32_t>(k);
-    s_[k] = centres.x(order_[k], 0);
-    r_[k] = centres.x(order_[k], 1);
-    g_[k] = s_[k] + r_[k];
+    sr_[k] = centres.x(order_[k], 0);
+    sr_[n + k] = centres.x(order_[k], 1);
+    g_[k] = sr_[k] + sr_[n + k];
   }
   if (n > 0) build(0, static_cast<std::uint32_t>(n));
 }
@@ -60,8 +59,8 @@ std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
     node.left = build(begin, half);
     node.right = build(half, end);
   }
-  node.s_lo = s_[begin];
-  node.s_hi = s_[end - 1];
+  node.s_lo = sr_[begin];
+  node.s_hi = sr_[end - 1];
   const auto [g_lo, g_hi] = std::minmax_element(g_.begin() + begin, g_.begin() + end);
   node.g_lo = *g_lo;
   node.g_hi = *g_hi;
@@ -71,11 +70,13 @@ std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
 
 void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
                      const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const {
-  const std::size_t n = s_.size(), R = rows.n, columns = request.depth + 1;
+  const std::size_t n = g_.size(), R = rows.n, columns = request.depth + 1;
   ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == request.depth * n);
   ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
   ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
   const double q = request.power;
+  ECEKDE_ASSERT(plan.kernels != nullptr);
+  const TileKernels& kern = *plan.kernels;
 
   // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
   std::vector<double> qa(n), v(columns * n, 1.0);
@@ -97,7 +98,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
       const double A = *std::max_element(qa.begin() + nd.begin, qa.begin() + nd.end);
       mom.scale[id] = A;
       for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
-        const double c = std::exp(qa[k] - A), d = s_[k] - s0, e = g_[k] - g0;
+        const double c = std::exp(qa[k] - A), d = sr_[k] - s0, e = g_[k] - g0;
         for (std::size_t l = 0; l < columns; ++l) {
           double* M = mom.at(id, l);
           double t = c * v[l * n + k];
@@ -158,7 +159,8 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         const std::size_t r_end = std::min(R, (task + 1) * kRowsPerTask);
         for (std::size_t t = task * kRowsPerTask; t < r_end; ++t) {
           const std::size_t row = row_order[t];
-          const double L1 = rows.log_x[2 * row], L2 = rows.log_x[2 * row + 1], sj = rows.x(row, 0);
+          const double* log_row = rows.log_x.data() + 2 * row;
+          const double L1 = log_row[0], L2 = log_row[1], sj = rows.x(row, 0);
           const double tau = q * (L1 - L2) * request.inv_h, ups = q * L2 * request.inv_h;
           power[0] = 1;
           for (std::size_t a = 1; a < kTerms; ++a) power[a] = power[a - 1] * tau;
@@ -180,6 +182,17 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             const Node& nd = nodes_[id];
             const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
             const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
+            // Drop the node if its whole weight is negligible (checked first: it is cheaper than a series).
+            // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
+            if (!holds_own && acc[0] > 0) {
+              const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
+                                 std::max(ups * nd.g_lo, ups * nd.g_hi);
+              const double bound = std::exp(std::max(top - m, -700.0));
+              if (dropped + bound <= kDroppedShare * acc[0]) {
+                dropped += bound;
+                continue;
+              }
+            }
             if (!holds_own && 0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
                 0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm) {
               for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
@@ -203,29 +216,18 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
               for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
               continue;
             }
-            if (!holds_own && acc[0] > 0) {  // drop the node if its whole weight is negligible
-              const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
-                                 std::max(ups * nd.g_lo, ups * nd.g_hi);
-              const double bound = std::exp(top - m);
-              if (dropped + bound <= kDroppedShare * acc[0]) {
-                dropped += bound;
-                continue;
-              }
-            }
-            if (nd.left < 0) {  // pair by pair, as the sweep does
-              double top = -std::numeric_limits<double>::infinity();
-              for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
-                const double e = k == own_pos ? -std::numeric_limits<double>::infinity()
-                                              : qa[k] + q * request.inv_h * (s_[k] * L1 + r_[k] * L2);
-                expo[k - nd.begin] = e;
-                top = std::max(top, e);
-              }
+            if (nd.left < 0) {  // pair by pair, with the sweep's kernels
+              const std::size_t count = nd.end - nd.begin;
+              const std::size_t skip = holds_own ? own_pos - nd.begin : count;
+              kern.dot(log_row, 2, sr_.data() + nd.begin, n, 1, count, 2, expo.data(), kLeaf);
+              const double top = kern.affine_max(expo.data(), expo.data(), qa.data() + nd.begin, q * request.inv_h,
+                                                 count, skip);
               if (top == -std::numeric_limits<double>::infinity()) continue;
               raise_to(top);
-              for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
-                const double w = std::exp(expo[k - nd.begin] - m);
-                for (std::size_t l = 0; l < columns; ++l) acc[l] += w * v[l * n + k];
-              }
+              kern.exp_shifted(expo.data(), count, m);
+              if (skip < count) expo[skip] = 0;
+              acc[0] += kern.sum(expo.data(), count);
+              kern.row_dots(expo.data(), 0, 1, count, v.data() + n + nd.begin, n, columns - 1, acc.data() + 1);
               continue;
             }
             // Visit the child nearer the row's score first, so that the row's sum is mostly known before

@@ -64,7 +64,7 @@ class ScoreTree {
   void sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
             const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const;
 
-  std::size_t size() const { return s_.size(); }
+  std::size_t size() const { return g_.size(); }
 
   /// Taylor order in the score direction.
   static constexpr int kOrder = 24;
@@ -86,7 +86,8 @@ class ScoreTree {
   std::int32_t build(std::uint32_t begin, std::uint32_t end);
 
   const KernelPoints& centres_;
-  std::vector<double> s_, r_, g_;                // sorted s, r and sigma = s + r
+  std::vector<double> sr_;  // sorted s then sorted r (2 x n, as the kernels read centres)
+  std::vector<double> g_;   // sorted sigma = s + r
   std::vector<std::uint32_t> order_, position_;  // sorted position -> centre, and back
   std::vector<Node> nodes_;                      // children before parents; the root is last
 };

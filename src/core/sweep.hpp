@@ -56,8 +56,20 @@ struct SweepPlan {
   static SweepPlan from(const ExecutionOptions& execution);
 };
 
-/// Rows of a task are processed this many at a time against each centre block.
-inline constexpr std::size_t kRowTile = 16;
+/// Rows of a task are processed this many at a time against each centre block: 16, so that a tile of
+/// scores stays in the cache for the reducer; 128 for points of dimension kWideDim and more, where the
+/// dot products dominate and each pass over the centres must serve more rows (with 16 rows at dimension
+/// 1,000 every centre came from memory once per tile, at 43 GFLOP/s against 103; docs/benchmarks.md).
+/// A reducer made for one tile height says so by a static member kRows. Results do not depend on it.
+inline constexpr std::size_t kRowTile = 16, kWideRowTile = 128, kWideDim = 64;
+
+template <class Reducer>
+std::size_t row_tile(std::size_t dim, std::size_t block) {
+  if constexpr (requires { Reducer::kRows; })
+    return std::min(block, Reducer::kRows);
+  else
+    return std::min(block, dim >= kWideDim ? kWideRowTile : kRowTile);
+}
 
 /// The work of one (row, centre) pair, in kernel evaluations, for progress: a reducer that weighs each
 /// pair for several bandwidths or replicates says so by a member work_per_pair().
@@ -119,10 +131,10 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
     }
   }
   const std::size_t n = rows.n, m = centres.n, dim = rows.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t row_tile = std::min(block, kRowTile);
+  const std::size_t tile_rows = row_tile<Reducer>(dim, block);
   const std::size_t tasks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
-  WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
+  WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
   const TileKernels& kern = *plan.kernels;
   const double row_work = static_cast<double>(m) * work_per_pair(reducer);
   WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
@@ -130,8 +142,8 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
     auto& s = per_worker.scratch(worker);
     double* d = per_worker.dots(worker);
     const std::size_t r_end = std::min(n, (task + 1) * block);
-    for (std::size_t r0 = task * block; r0 < r_end; r0 += row_tile) {
-      const std::size_t nr = std::min(row_tile, r_end - r0);
+    for (std::size_t r0 = task * block; r0 < r_end; r0 += tile_rows) {
+      const std::size_t nr = std::min(tile_rows, r_end - r0);
       reducer.begin(s, r0, nr);
       for (std::size_t c0 = 0; c0 < m; c0 += block) {
         WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
@@ -162,10 +174,10 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
 template <class Reducer>
 void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
   const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t row_tile = std::min(block, kRowTile);
+  const std::size_t tile_rows = row_tile<Reducer>(dim, block);
   const std::size_t blocks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
-  WorkerScratch<Reducer> per_worker(reducer, workers, row_tile, block);
+  WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
   const TileKernels& kern = *plan.kernels;
   WorkLedger::start(plan.control, static_cast<double>(n) * static_cast<double>(n) * work_per_pair(reducer));
   for (std::size_t round = 0; round < blocks; ++round)
@@ -174,8 +186,8 @@ void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reduc
       double* d = per_worker.dots(worker);
       const std::size_t c0 = ((a + round) % blocks) * block, cols = std::min(block, n - c0);
       const std::size_t r_end = std::min(n, (a + 1) * block);
-      for (std::size_t r0 = a * block; r0 < r_end; r0 += row_tile) {
-        const std::size_t rows = std::min(row_tile, r_end - r0);
+      for (std::size_t r0 = a * block; r0 < r_end; r0 += tile_rows) {
+        const std::size_t rows = std::min(tile_rows, r_end - r0);
         kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
         reducer.tile(s, r0, rows, c0, cols, d, block);
         WorkLedger::done(plan.control, static_cast<double>(rows * cols) * work_per_pair(reducer));

@@ -1,5 +1,6 @@
-// The tile kernels' exp (a polynomial after range reduction, no library call) against std::exp, in
-// every kernel variant this CPU runs: relative error, the flush below -700, overflow, NaN.
+// The tile kernels in every variant this CPU runs: exp (a polynomial after range reduction, no library
+// call) against std::exp (relative error, the flush below -700, overflow, NaN), and the dot products
+// (register tiles, depth chunks) against a plain sum over k in increasing order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +57,43 @@ TEST(Kernels, ExpFlushesOverflowsAndPropagatesNan) {
     for (std::size_t i = 0; i < y.size(); ++i)
       EXPECT_NEAR(y[i], std::exp(offset[i] - 2.0 * (i + 1.0) - 0.5), 4e-16) << kern->isa;
   }
+}
+
+// dot and dot_add over grids of rows and columns (full register tiles and remainders), depths (one
+// chunk, chunk boundaries, many chunks) and leading dimensions with padding: every output is bitwise the
+// one the same kernel gives for that pair alone (the scalar path: tiling does not change a pair's value),
+// and within 4 ulp of sum_k |a_k b_k| of a plain sum.
+TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
+  ecekde::Rng rng(11);
+  for (const TileKernels* kern : variants())
+    for (std::size_t rows : {1, 3, 4, 8, 9, 16, 17, 128})
+      for (std::size_t cols : {1, 7, 16, 33, 517})
+        for (std::size_t depth : {1, 2, 10, 63, 64, 65, 200, 1000}) {
+          const std::size_t lda = depth + 3, ldb = cols + 5, ldo = cols + 2;
+          std::vector<double> a(rows * lda), bt(depth * ldb), start(rows * ldo);
+          for (double& v : a) v = std::log(rng.uniform() + 1e-300);
+          for (double& v : bt) v = rng.uniform();
+          for (double& v : start) v = rng.uniform() - 0.5;
+          std::vector<double> out(rows * ldo, 0.0), added = start;
+          kern->dot(a.data(), lda, bt.data(), ldb, rows, cols, depth, out.data(), ldo);
+          kern->dot_add(a.data(), lda, bt.data(), ldb, rows, cols, depth, added.data(), ldo);
+          std::size_t tiled = 0, inexact = 0;
+          for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c) {
+              double alone = 0, alone_added = start[r * ldo + c];
+              kern->dot(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone, 1);
+              kern->dot_add(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone_added, 1);
+              tiled += out[r * ldo + c] != alone || added[r * ldo + c] != alone_added;
+              double plain = 0, size = 0;
+              for (std::size_t k = 0; k < depth; ++k) {
+                plain += a[r * lda + k] * bt[k * ldb + c];
+                size += std::abs(a[r * lda + k] * bt[k * ldb + c]);
+              }
+              inexact += std::abs(out[r * ldo + c] - plain) > 4 * std::numeric_limits<double>::epsilon() * size;
+            }
+          EXPECT_EQ(tiled, 0u) << kern->isa << " rows " << rows << " cols " << cols << " depth " << depth;
+          EXPECT_EQ(inexact, 0u) << kern->isa << " rows " << rows << " cols " << cols << " depth " << depth;
+        }
 }
 
 }  // namespace
