@@ -5,13 +5,24 @@
 //                    reads each tile, so that the time is the scores';
 //   BM_OpenBlasDgemm OpenBLAS (Debian's libopenblas-dev) in panels of 512 rows (M = 512, N = n, K), its
 //                    best shape for this product; built only where OpenBLAS is found.
-// The counter GFLOPS counts 2 n^2 K per iteration. Run: build/bench/ecekde_bench_scores
+// The counter GFLOPS counts 2 n^2 K per iteration.
+//
+// And where the K = 10 sweep's time goes (item 5's roofline), one thread:
+//   BM_ClassSumsSweep  the canonical estimate's sweep itself (ClassSums over n = 8,000 labelled points);
+//   BM_TileStage       each stage of its tile alone, on one tile of 16 rows x 512 centres that stays in
+//                      the cache, repeated: the dot products (K multiply-adds per pair), the affine map
+//                      and running maximum, the exp, the per-class sums; and the four in sequence;
+//   BM_DotPeak         the dot kernel on an L1-resident 8 x 16 x 64 shape: the FMA rate it can reach.
+// Their "pairs/s" counters add up (1 / sum of 1 / rate) to what bounds the sweep.
+// Run: build/bench/ecekde_bench_scores
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/kernels.hpp"
+#include "core/problems.hpp"
+#include "core/reducers.hpp"
 #include "core/sweep.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/random.hpp"
@@ -89,6 +100,78 @@ void BM_OpenBlasDgemm(benchmark::State& state) {
 }
 #endif
 
+// The canonical estimate's sweep at K = 10: per row, the class sums of exp(s_ji - m_j).
+void BM_ClassSumsSweep(benchmark::State& state) {
+  const std::size_t n = 8000, k = 10;
+  const ecekde::detail::KernelPoints& x = points(n, k);
+  std::vector<double> rows(n * k);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t c = 0; c < k; ++c) rows[j * k + c] = x.x(j, c);
+  std::vector<std::int32_t> labels(n);
+  for (std::size_t j = 0; j < n; ++j) labels[j] = static_cast<std::int32_t>((j * 7) % k);
+  const auto lp = ecekde::detail::LabelledPoints::make(rows, k, labels, k, false);
+  const double h = 0.05;
+  std::vector<double> offsets(n);
+  lp.points.centre_offsets(h, offsets);
+  const auto plan = ecekde::detail::SweepPlan::from({.threads = static_cast<int>(state.range(0))});
+  double seen = 0;
+  const auto finish = [&seen](std::size_t, double m, const double* sums) { seen += m + sums[0]; };
+  const ecekde::detail::ClassSums reducer(lp, *plan.kernels, offsets, 1 / h, finish);
+  for (auto _ : state) ecekde::detail::sweep(lp.points, plan, reducer);
+  benchmark::DoNotOptimize(seen);
+  state.counters["pairs/s"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(n - 1) *
+                                                     static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
+
+enum Stage { kDot, kAffineMax, kExp, kClassSums, kAllStages };
+
+void BM_TileStage(benchmark::State& state) {
+  constexpr std::size_t rows = 16, cols = 512, k = 10;
+  const auto stage = static_cast<Stage>(state.range(0));
+  const ecekde::detail::KernelPoints& x = points(8000, k);
+  const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
+  std::vector<double> dots(rows * cols), w(rows * cols), offsets(x.n);
+  x.centre_offsets(0.05, offsets);  // a tile meets the first 512 centres
+  kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
+  for (std::size_t q = 0; q < rows; ++q)
+    kern.affine_max(dots.data() + q * cols, w.data() + q * cols, offsets.data(), 20.0, cols, cols);
+  double seen = 0;
+  for (auto _ : state) {
+    if (stage == kDot || stage == kAllStages)
+      kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
+    for (std::size_t q = 0; q < rows; ++q) {
+      double* wq = w.data() + q * cols;
+      double shift = 1.0;  // exp alone, in place: weights stay in (0, 1]
+      if (stage == kAffineMax || stage == kAllStages)
+        seen += shift = kern.affine_max(dots.data() + q * cols, wq, offsets.data(), 20.0, cols, cols);
+      if (stage == kExp || stage == kAllStages) kern.exp_shifted(wq, cols, shift);
+      if (stage == kClassSums || stage == kAllStages)
+        for (std::size_t c = 0; c < k; ++c) seen += kern.sum(wq + c * cols / k, cols / k);  // K runs
+    }
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(seen);
+  state.counters["pairs/s"] = benchmark::Counter(static_cast<double>(rows * cols * state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+  static const char* names[] = {"dot products", "affine + max", "exp", "class sums", "all four"};
+  state.SetLabel(names[stage]);
+}
+
+// The dot kernel where nothing waits on memory: 8 rows x 16 centres x depth 64, all in L1.
+void BM_DotPeak(benchmark::State& state) {
+  constexpr std::size_t rows = 8, cols = 16, depth = 64;
+  std::vector<double> a(rows * depth, 0.5), bt(depth * cols, 0.25), out(rows * cols);
+  const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
+  for (auto _ : state) {
+    kern.dot(a.data(), depth, bt.data(), cols, rows, cols, depth, out.data(), cols);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * rows * cols * depth * static_cast<double>(state.iterations()) * 1e-9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(kern.isa);
+}
+
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgsProduct({{8000}, {10, 100, 1000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
@@ -99,5 +182,9 @@ BENCHMARK(BM_SweepScores)->Apply(shapes);
 #ifdef ECEKDE_BENCH_OPENBLAS
 BENCHMARK(BM_OpenBlasDgemm)->Apply(shapes);
 #endif
+
+BENCHMARK(BM_ClassSumsSweep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TileStage)->DenseRange(kDot, kAllStages);
+BENCHMARK(BM_DotPeak);
 
 BENCHMARK_MAIN();
