@@ -68,7 +68,8 @@ OPENBLAS_BEST := $(shell grep -q avx512f /proc/cpuinfo 2>/dev/null && echo OPENB
 
 bench: build
 	./$(BUILD)/bench/ecekde_bench --benchmark_min_time=0.2
-	$(OPENBLAS_BEST) ./$(BUILD)/bench/ecekde_bench_scores --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+	$(OPENBLAS_BEST) ./$(BUILD)/bench/ecekde_bench_scores --benchmark_repetitions=5 \
+	    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

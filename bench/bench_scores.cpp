@@ -131,17 +131,16 @@ void BM_TileStage(benchmark::State& state) {
   const auto stage = static_cast<Stage>(state.range(0));
   const ecekde::detail::KernelPoints& x = points(8000, k);
   const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
-  std::vector<double> dots(rows * cols), w(rows * cols), offsets(x.n);
+  std::vector<double> dots(rows * cols), w(cols), offsets(x.n);  // one row's weights, as in ClassSums
   x.centre_offsets(0.05, offsets);  // a tile meets the first 512 centres
   kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
-  for (std::size_t q = 0; q < rows; ++q)
-    kern.affine_max(dots.data() + q * cols, w.data() + q * cols, offsets.data(), 20.0, cols, cols);
+  kern.affine_max(dots.data(), w.data(), offsets.data(), 20.0, cols, cols);
   double seen = 0;
   for (auto _ : state) {
     if (stage == kDot || stage == kAllStages)
       kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
     for (std::size_t q = 0; q < rows; ++q) {
-      double* wq = w.data() + q * cols;
+      double* wq = w.data();
       double shift = 1.0;  // exp alone, in place: weights stay in (0, 1]
       if (stage == kAffineMax || stage == kAllStages)
         seen += shift = kern.affine_max(dots.data() + q * cols, wq, offsets.data(), 20.0, cols, cols);
