@@ -474,26 +474,37 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
     r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
                          " classes: the recalibration map behind the canonical estimate is poorly determined");
+  std::vector<std::string> rare;  // "class q: 3 positives", for one line over every such class
+  bool few_neighbours = false;
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const LabelledPoints& lp = *problems[q].lp;
     if (lp.one_dimensional) {
       const std::size_t positives = lp.class_begin[2] - lp.class_begin[1], negatives = lp.class_begin[1];
       const std::size_t fewest = std::min(positives, negatives);
-      if (fewest < 10) {
-        const std::string which = options.type == CalibrationType::marginal
-                                      ? "class " + std::to_string(q) + " has "
-                                      : std::string("the labels have ");
-        r.warnings.push_back(which + "only " + count_text(fewest, positives < negatives ? "positive" : "negative") +
-                             ": its calibration error is poorly determined");
-      }
+      const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
+      if (fewest < 10 && options.type == CalibrationType::marginal)
+        rare.push_back("class " + std::to_string(q) + ": " + count);
+      else if (fewest < 10)
+        r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
     }
     const double neighbours = median(fit.corrected[q].neighbours);
-    if (neighbours < kFewNeighbours) {
+    if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
+      few_neighbours = true;
       r.warnings.push_back("the kernel estimate rests on few neighbours (median " +
                            std::to_string(static_cast<int>(std::round(neighbours))) + " at h = " +
                            std::to_string(r.bandwidth) + "): the figure is not reliable");
-      break;
     }
+  }
+  if (rare.size() == 1) {
+    const std::size_t colon = rare[0].find(':');
+    r.warnings.push_back(rare[0].substr(0, colon) + " has only" + rare[0].substr(colon + 1) +
+                         ": its calibration error is poorly determined");
+  } else if (!rare.empty()) {  // one line, however many classes (K = 1,000 gave a thousand lines)
+    constexpr std::size_t kListed = 5;
+    std::string line = std::to_string(rare.size()) + " classes have fewer than 10 positives or negatives (";
+    for (std::size_t i = 0; i < std::min(rare.size(), kListed); ++i) line += (i ? ", " : "") + rare[i];
+    if (rare.size() > kListed) line += ", and " + std::to_string(rare.size() - kListed) + " more";
+    r.warnings.push_back(line + "): their calibration errors are poorly determined");
   }
   return r;
 }

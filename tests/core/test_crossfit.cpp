@@ -251,6 +251,23 @@ TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
   EXPECT_NE(std::find(marginal.warnings.begin(), marginal.warnings.end(),
                       "class 2 has only " + std::to_string(seen) + " positives: its calibration error is poorly determined"),
             marginal.warnings.end());
+  // Many rare classes make one line, not one per class (K = 1,000 gave a thousand).
+  oracle::Data many = testdata::softmax_predictions(600, 8, 11);
+  for (std::size_t j = 0; j < many.n; ++j)
+    if (many.y[j] >= 2 && j % 20 != 0) many.y[j] = static_cast<int>(j % 2);  // classes 2-7 kept rarely
+  const ecekde::Result several = run(many, options(CalibrationType::marginal, std::nullopt, 1));
+  const auto rare_lines = std::count_if(several.warnings.begin(), several.warnings.end(), [](const std::string& w) {
+    return w.find("positives") != std::string::npos || w.find("positive:") != std::string::npos;
+  });
+  EXPECT_EQ(rare_lines, 1);
+  std::string expected_start = "6 classes have fewer than 10 positives or negatives (class 2: ";
+  const auto line = std::find_if(several.warnings.begin(), several.warnings.end(), [&](const std::string& w) {
+    return w.rfind(expected_start, 0) == 0;
+  });
+  ASSERT_NE(line, several.warnings.end()) << (several.warnings.empty() ? "" : several.warnings[0]);
+  EXPECT_NE(line->find(", class 6: "), std::string::npos) << *line;
+  EXPECT_EQ(line->find("class 7:"), std::string::npos) << *line;
+  EXPECT_NE(line->find(", and 1 more): their calibration errors are poorly determined"), std::string::npos) << *line;
   const ecekde::Result fine = run(testdata::softmax_predictions(2000, 3, 8), options(CalibrationType::canonical, std::nullopt, 1));
   EXPECT_TRUE(fine.warnings.empty());
 }
