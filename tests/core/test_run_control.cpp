@@ -97,28 +97,29 @@ TEST(RunControl, WatchingChangesNothingAndProgressEndsAtOne) {
 TEST(RunControl, PlannedFractionRisesMonotonically) {
   const auto d = testdata::softmax_predictions(3000, 4, 11);
   const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
-  for (const auto& c : entry_points()) {
-    if (c.name == "generic bootstrap") continue;
-    SCOPED_TRACE(c.name);
-    ecekde::RunControl control;
-    std::atomic<bool> finished{false};
-    std::vector<double> seen;
-    std::thread watcher([&] {
-      while (!finished) {
-        seen.push_back(control.progress().fraction());
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+  for (const auto& c : entry_points())
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
+      if (c.name == "generic bootstrap") continue;
+      SCOPED_TRACE(c.name + " " + std::string(to_string(type)));
+      ecekde::RunControl control;
+      std::atomic<bool> finished{false};
+      std::vector<double> seen;
+      std::thread watcher([&] {
+        while (!finished) {
+          seen.push_back(control.progress().fraction());
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+      });
+      c.run(probs, d.y, options_for(type, 2, &control));
+      finished = true;
+      watcher.join();
+      ASSERT_GT(seen.size(), 3u);
+      for (std::size_t i = 1; i < seen.size(); ++i) {
+        ASSERT_GE(seen[i], seen[i - 1]) << "at sample " << i << " of " << seen.size();
+        ASSERT_LE(seen[i], 1.0);
       }
-    });
-    c.run(probs, d.y, options_for(CalibrationType::canonical, 2, &control));
-    finished = true;
-    watcher.join();
-    ASSERT_GT(seen.size(), 3u);
-    for (std::size_t i = 1; i < seen.size(); ++i) {
-      ASSERT_GE(seen[i], seen[i - 1]) << "at sample " << i << " of " << seen.size();
-      ASSERT_LE(seen[i], 1.0);
+      EXPECT_DOUBLE_EQ(control.progress().fraction(), 1.0);
     }
-    EXPECT_DOUBLE_EQ(control.progress().fraction(), 1.0);
-  }
 }
 
 TEST(RunControl, CancelledBeforeTheStartThrowsCancelled) {
