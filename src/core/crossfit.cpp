@@ -22,6 +22,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "core/logit_fit.hpp"
 #include "core/numeric.hpp"
@@ -496,7 +497,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
     r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
                          " classes: the recalibration map behind the canonical estimate is poorly determined");
-  std::vector<std::string> rare;  // "class q: 3 positives", for one line over every such class
+  std::vector<std::pair<std::size_t, std::string>> rare;  // (class, "3 positives"): one line for them all
   bool few_neighbours = false;
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const LabelledPoints& lp = *problems[q].lp;
@@ -505,7 +506,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
       const std::size_t fewest = std::min(positives, negatives);
       const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
       if (fewest < 10 && options.type == CalibrationType::marginal)
-        rare.push_back("class " + std::to_string(q) + ": " + count);
+        rare.emplace_back(q, count);
       else if (fewest < 10)
         r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
     }
@@ -518,13 +519,13 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
     }
   }
   if (rare.size() == 1) {
-    const std::size_t colon = rare[0].find(':');
-    r.warnings.push_back(rare[0].substr(0, colon) + " has only" + rare[0].substr(colon + 1) +
+    r.warnings.push_back("class " + std::to_string(rare[0].first) + " has only " + rare[0].second +
                          ": its calibration error is poorly determined");
   } else if (!rare.empty()) {  // one line, however many classes (K = 1,000 gave a thousand lines)
     constexpr std::size_t kListed = 5;
     std::string line = std::to_string(rare.size()) + " classes have fewer than 10 positives or negatives (";
-    for (std::size_t i = 0; i < std::min(rare.size(), kListed); ++i) line += (i ? ", " : "") + rare[i];
+    for (std::size_t i = 0; i < std::min(rare.size(), kListed); ++i)
+      line += (i ? ", class " : "class ") + std::to_string(rare[i].first) + ": " + rare[i].second;
     if (rare.size() > kListed) line += ", and " + std::to_string(rare.size() - kListed) + " more";
     r.warnings.push_back(line + "): their calibration errors are poorly determined");
   }

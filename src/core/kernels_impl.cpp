@@ -92,8 +92,9 @@ constexpr std::size_t kDotRows = 4;
 // Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
 // 16-column panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
 template <bool Accumulate>
-[[gnu::noipa]] void dot_chunk(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
-               std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
+[[gnu::noipa]] void dot_chunk(const double* a, std::size_t lda, const double* bt, std::size_t ldb,
+                              std::size_t rows, std::size_t cols, std::size_t depth, double* out,
+                              std::size_t ldo) {
   constexpr std::size_t R = kDotRows, C = 2 * W;
   std::size_t r = 0;
   for (; r + R <= rows; r += R) {
