@@ -89,6 +89,27 @@ constexpr std::size_t kDotRows = 8;
 constexpr std::size_t kDotRows = 4;
 #endif
 
+// One register tile of the dot products: kDotRows rows x V vectors of columns, over the whole depth.
+template <bool Accumulate, std::size_t V>
+[[gnu::always_inline]] inline void register_tile(const double* a, std::size_t lda, const double* bt, std::size_t ldb,
+                                                 std::size_t depth, double* out, std::size_t ldo) {
+  constexpr std::size_t R = kDotRows;
+  v8 acc[R][V] = {};
+  if constexpr (Accumulate)
+    for (std::size_t q = 0; q < R; ++q)
+      for (std::size_t v = 0; v < V; ++v) acc[q][v] = load(out + q * ldo + v * W);
+  for (std::size_t k = 0; k < depth; ++k) {
+    v8 b[V];
+    for (std::size_t v = 0; v < V; ++v) b[v] = load(bt + k * ldb + v * W);
+    for (std::size_t q = 0; q < R; ++q) {
+      const v8 s = splat(a[q * lda + k]);
+      for (std::size_t v = 0; v < V; ++v) acc[q][v] += s * b[v];
+    }
+  }
+  for (std::size_t q = 0; q < R; ++q)
+    for (std::size_t v = 0; v < V; ++v) store(out + q * ldo + v * W, acc[q][v]);
+}
+
 // Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
 // 16-column panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
 template <bool Accumulate>
@@ -100,25 +121,10 @@ template <bool Accumulate>
   for (; r + R <= rows; r += R) {
     const double* a0 = a + r * lda;
     std::size_t c = 0;
-    for (; c + C <= cols; c += C) {
-      v8 acc[R][2] = {};
-      if constexpr (Accumulate)
-        for (std::size_t q = 0; q < R; ++q) {
-          acc[q][0] = load(out + (r + q) * ldo + c);
-          acc[q][1] = load(out + (r + q) * ldo + c + W);
-        }
-      for (std::size_t k = 0; k < depth; ++k) {
-        const v8 b0 = load(bt + k * ldb + c), b1 = load(bt + k * ldb + c + W);
-        for (std::size_t q = 0; q < R; ++q) {
-          const v8 s = splat(a0[q * lda + k]);
-          acc[q][0] += s * b0;
-          acc[q][1] += s * b1;
-        }
-      }
-      for (std::size_t q = 0; q < R; ++q) {
-        store(out + (r + q) * ldo + c, acc[q][0]);
-        store(out + (r + q) * ldo + c + W, acc[q][1]);
-      }
+    for (; c + C <= cols; c += C) register_tile<Accumulate, 2>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+    if (c + W <= cols) {  // 8 more columns still in vectors (the bootstrap's replicates are padded to 8)
+      register_tile<Accumulate, 1>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+      c += W;
     }
     for (; c < cols; ++c)
       for (std::size_t q = 0; q < R; ++q) {

@@ -20,8 +20,8 @@ namespace ecekde::detail {
 inline double replicate_pair_work(std::size_t replicates) { return 1 + 0.1 * static_cast<double>(replicates); }
 
 /// The bootstrap's replicates per row as the sweep carries them: padded with zero replicates to a multiple
-/// of 16, so that the tile x multiplicity product runs in whole vector chunks.
-inline std::size_t padded_replicates(std::size_t replicates) { return (replicates + 15) / 16 * 16; }
+/// of 8, so that the tile x multiplicity product runs in whole vectors.
+inline std::size_t padded_replicates(std::size_t replicates) { return (replicates + 7) / 8 * 8; }
 
 /// Per row j, class c and replicate b: N^b_jc = sum_{i != j, y_i = c} mult[i*B + b] exp(s_ji - m_j), with
 /// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j) with N_j laid out
@@ -34,6 +34,14 @@ class ReplicateClassSums {
       : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)) {}
 
   double work_per_pair() const { return replicate_pair_work(B_); }
+
+  /// Rows per tile: as many as keep the tile's sums (rows x L x B) within 1 MB, from 16 to 128, so that
+  /// each row of multiplicities loaded serves many rows (K = 10, B = 100: 112 rows; the bootstrap went
+  /// from 5.0 to 4.7 times one estimate against 16 rows).
+  std::size_t tile_rows() const {
+    const std::size_t fit = (std::size_t{1} << 20) / (sizeof(double) * lp_.classes * B_);
+    return std::clamp<std::size_t>(fit / 16 * 16, 16, 128);
+  }
 
   struct Scratch {
     std::vector<OnlineMax> max;
@@ -94,8 +102,7 @@ class ReplicateClassSums {
 template <class Finish>
 class RelabelledClassSums {
  public:
-  static constexpr std::size_t kRows = 16;  // rows per tile, as label_scatter expects
-  static constexpr std::size_t R = kRows;
+  static constexpr std::size_t R = 16;  // rows per tile, as label_scatter expects
 
   RelabelledClassSums(std::size_t classes, const TileKernels& kern, std::span<const double> offsets, double inv_h,
                       const std::uint16_t* labels, std::size_t copies, Finish finish)
@@ -103,6 +110,7 @@ class RelabelledClassSums {
         finish_(std::move(finish)) {}
 
   double work_per_pair() const { return replicate_pair_work(B_); }
+  std::size_t tile_rows() const { return R; }
 
   struct Scratch {
     std::vector<OnlineMax> max;

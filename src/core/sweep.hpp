@@ -60,13 +60,13 @@ struct SweepPlan {
 /// scores stays in the cache for the reducer; 128 for points of dimension kWideDim and more, where the
 /// dot products dominate and each pass over the centres must serve more rows (with 16 rows at dimension
 /// 1,000 every centre came from memory once per tile, at 43 GFLOP/s against 103; docs/benchmarks.md).
-/// A reducer made for one tile height says so by a static member kRows. Results do not depend on it.
+/// A reducer that needs another tile height says so by a member tile_rows(). Results do not depend on it.
 inline constexpr std::size_t kRowTile = 16, kWideRowTile = 128, kWideDim = 64;
 
 template <class Reducer>
-std::size_t row_tile(std::size_t dim, std::size_t block) {
-  if constexpr (requires { Reducer::kRows; })
-    return std::min(block, Reducer::kRows);
+std::size_t row_tile(const Reducer& reducer, std::size_t dim, std::size_t block) {
+  if constexpr (requires { reducer.tile_rows(); })
+    return std::min(block, reducer.tile_rows());
   else
     return std::min(block, dim >= kWideDim ? kWideRowTile : kRowTile);
 }
@@ -131,7 +131,7 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
     }
   }
   const std::size_t n = rows.n, m = centres.n, dim = rows.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t tile_rows = row_tile<Reducer>(dim, block);
+  const std::size_t tile_rows = row_tile(reducer, dim, block);
   const std::size_t tasks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
   WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
@@ -174,7 +174,7 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
 template <class Reducer>
 void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
   const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t tile_rows = row_tile<Reducer>(dim, block);
+  const std::size_t tile_rows = row_tile(reducer, dim, block);
   const std::size_t blocks = (n + block - 1) / block;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
   WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);

@@ -67,7 +67,7 @@ TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
   ecekde::Rng rng(11);
   for (const TileKernels* kern : variants())
     for (std::size_t rows : {1, 3, 4, 8, 9, 16, 17, 128})
-      for (std::size_t cols : {1, 7, 16, 33, 517})
+      for (std::size_t cols : {1, 7, 16, 24, 33, 517})
         for (std::size_t depth : {1, 2, 10, 63, 64, 65, 200, 1000}) {
           const std::size_t lda = depth + 3, ldb = cols + 5, ldo = cols + 2;
           std::vector<double> a(rows * lda), bt(depth * ldb), start(rows * ldo);
