@@ -26,7 +26,7 @@ class Cancelled : public Error {
 /// Shared by a computation and its watchers. Every sweep checks cancelled() at each tile (16 rows against
 /// one block of centres: microseconds of work), and every loop over replicates at each replicate, so a
 /// cancellation takes effect within about that time, or at the end of the step in progress between
-/// sweeps (a logistic fit, a sort: at most a fraction of a second at n = 10^5); the computation then
+/// sweeps (a Newton step of a logistic fit, a sort: at most a fraction of a second at n = 10^5); the computation then
 /// throws Cancelled and returns nothing.
 /// Progress is counted in kernel evaluations: each sweep adds its evaluations as it finishes tiles, and
 /// the long entry points plan their work first (a bandwidth search plans its largest possible number of

@@ -139,29 +139,33 @@ Problem make_problem(const LabelledPoints& lp) {
 }
 
 // Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
-// class's probability (one dimension) or all L probabilities.
+// class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
+// on `threads`, each writing only its held-out rows), stopped by `control` between Newton steps.
 void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<std::size_t>& fold_of_input,
-                    std::size_t folds) {
+                    std::size_t folds, int threads, const RunControl* control) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n;
   pr.pilot.assign(n * pr.depth, 0.0);
-  std::vector<double> prob(design.L);
-  for (std::size_t f = 0; f < folds; ++f) {
-    std::vector<std::size_t> train, held_out;
-    for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
-    if (held_out.empty()) continue;
-    // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
-    const std::vector<double> theta =
-        train.empty() ? std::vector<double>(design.parameters(), 0.0) : fit_logit(design, pr.labels, train, kPilotPenalty);
-    for (std::size_t j : held_out) {
-      predict_logit(design, theta, j, prob.data());
-      if (pr.depth == 1) {
-        pr.pilot[j] = prob[1];
-      } else {
-        std::copy_n(prob.begin(), pr.depth, pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
-      }
-    }
-  }
+  parallel_for(
+      folds, threads,
+      [&](std::size_t f, int) {
+        std::vector<std::size_t> train, held_out;
+        for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
+        if (held_out.empty()) return;
+        // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
+        const std::vector<double> theta = train.empty() ? std::vector<double>(design.parameters(), 0.0)
+                                                        : fit_logit(design, pr.labels, train, kPilotPenalty, control);
+        std::vector<double> prob(design.L);
+        for (std::size_t j : held_out) {
+          predict_logit(design, theta, j, prob.data());
+          if (pr.depth == 1) {
+            pr.pilot[j] = prob[1];
+          } else {
+            std::copy_n(prob.begin(), pr.depth, pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+          }
+        }
+      },
+      control);
 }
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
@@ -377,7 +381,7 @@ std::vector<double> one_dimensional_fit(const LabelledPoints& lp, const std::vec
                                         std::size_t fold_count, std::size_t max_rows, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};
   WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
-  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count);
+  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count, plan.threads, plan.control);
   WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
   const Fit fit = fit_corrections(problems, residual_grid(), max_rows, plan);
   std::vector<double> out(lp.points.n);
@@ -412,7 +416,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<double> top_fit =
         one_dimensional_fit(top[0], folds, options.folds, options.bandwidth_selection.max_rows, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds);
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds, in.plan.threads,
+                   in.plan.control);
   } else {
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
     // the thread count.
@@ -421,7 +426,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     parallel_for(
         problems.size(), in.plan.threads,
         [&](std::size_t q, int) {
-          crossfit_pilot(problems[q], beta_design(*problems[q].lp), folds, options.folds);
+          crossfit_pilot(problems[q], beta_design(*problems[q].lp), folds, options.folds, 1, in.plan.control);
           WorkLedger::done(in.plan.control, pilot_work(1, n));
         },
         in.plan.control);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/messages.hpp"
+#include "core/work_ledger.hpp"
 
 namespace ecekde::detail {
 
@@ -101,12 +102,13 @@ void cholesky_solve(std::vector<double>& H, std::vector<double>& g, std::size_t 
 }  // namespace
 
 std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
-                              std::span<const std::size_t> rows, double lambda) {
+                              std::span<const std::size_t> rows, double lambda, const RunControl* control) {
   ECEKDE_ASSERT(lambda > 0 && !rows.empty());
   const std::size_t P = design.parameters();
   std::vector<double> theta(P, 0.0), grad(P), hess(P * P), step(P), trial(P);
   double value = objective(design, labels, rows, lambda, theta, grad.data(), hess.data());
   for (int iteration = 0; iteration < 100; ++iteration) {
+    WorkLedger::check(control);
     step = grad;
     cholesky_solve(hess, step, P);
     double decrease = 0;

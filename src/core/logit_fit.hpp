@@ -7,6 +7,10 @@
 #include <span>
 #include <vector>
 
+namespace ecekde {
+class RunControl;
+}
+
 namespace ecekde::detail {
 
 /// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases), P_j = softmax(z_j), over
@@ -20,9 +24,10 @@ struct LogitDesign {
 };
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
-/// a backtracking line search; theta = 0 is the offsets themselves.
+/// a backtracking line search; theta = 0 is the offsets themselves. Throws Cancelled at the next Newton
+/// step once `control` is cancelled (one step at K = 1,000 is a pass over a (K + D)^2 Hessian per row).
 std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
-                              std::span<const std::size_t> rows, double lambda);
+                              std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr);
 
 /// Writes P_j (L values) of row j under theta into out.
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::size_t j, double* out);

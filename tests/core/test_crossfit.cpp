@@ -9,7 +9,9 @@
 
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
+#include "core/logit_fit.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/run_control.hpp"
 #include "expect_error.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
@@ -270,6 +272,30 @@ TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
   EXPECT_NE(line->find(", and 1 more): their calibration errors are poorly determined"), std::string::npos) << *line;
   const ecekde::Result fine = run(testdata::softmax_predictions(2000, 3, 8), options(CalibrationType::canonical, std::nullopt, 1));
   EXPECT_TRUE(fine.warnings.empty());
+}
+
+// The pilot's logistic fits run between sweeps (tens of seconds for a canonical pilot at K = 1,000): a
+// cancelled control stops one at its next Newton step.
+TEST(Crossfit, PilotFitsStopAtTheNextNewtonStep) {
+  ecekde::detail::LogitDesign design;
+  design.L = 2;
+  design.D = 1;
+  design.row = [](std::size_t j, double* offset, double* x) {
+    offset[0] = offset[1] = 0;
+    x[0] = 0;
+    x[1] = static_cast<double>(j % 7) / 7;
+  };
+  std::vector<int> labels(100);
+  std::vector<std::size_t> rows(100);
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    rows[j] = j;
+    labels[j] = j % 7 > 3 ? 1 : 0;
+  }
+  ecekde::RunControl control;
+  const std::vector<double> theta = ecekde::detail::fit_logit(design, labels, rows, 1e-3, &control);
+  EXPECT_GT(theta[0], 1.0);  // learns that larger x means label 1
+  control.cancel();
+  EXPECT_THROW(ecekde::detail::fit_logit(design, labels, rows, 1e-3, &control), ecekde::Cancelled);
 }
 
 TEST(Crossfit, OptionErrors) {
