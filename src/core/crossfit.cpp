@@ -509,11 +509,13 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
     if (lp.one_dimensional) {
       const std::size_t positives = lp.class_begin[2] - lp.class_begin[1], negatives = lp.class_begin[1];
       const std::size_t fewest = std::min(positives, negatives);
-      const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
-      if (fewest < 10 && options.type == CalibrationType::marginal)
-        rare.emplace_back(q, count);
-      else if (fewest < 10)
-        r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
+      if (fewest < 10) {
+        const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
+        if (options.type == CalibrationType::marginal)
+          rare.emplace_back(q, count);
+        else
+          r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
+      }
     }
     const double neighbours = median(fit.corrected[q].neighbours);
     if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
