@@ -8,7 +8,8 @@
 // The counter GFLOPS counts 2 n^2 K per iteration.
 //
 // And where the K = 10 sweep's time goes (item 5's roofline), one thread:
-//   BM_ClassSumsSweep  the canonical estimate's sweep itself (ClassSums over n = 8,000 labelled points);
+//   BM_ClassSumsSweep  the canonical estimate's sweep itself (ClassSums over n = 8,000 labelled points),
+//                      in double and in float (the float path, issue 13 item 4);
 //   BM_TileStage       each stage of its tile alone, on one tile of 16 rows x 512 centres that stays in
 //                      the cache, repeated: the dot products (K multiply-adds per pair), the affine map
 //                      and running maximum, the exp, the per-class sums; and the four in sequence;
@@ -100,7 +101,8 @@ void BM_OpenBlasDgemm(benchmark::State& state) {
 }
 #endif
 
-// The canonical estimate's sweep at K = 10: per row, the class sums of exp(s_ji - m_j).
+// The canonical estimate's sweep at K = 10: per row, the class sums of exp(s_ji - m_j). Arguments:
+// threads, and the precision (0 double, 1 float: ExecutionOptions::precision).
 void BM_ClassSumsSweep(benchmark::State& state) {
   const std::size_t n = 8000, k = 10;
   const ecekde::detail::KernelPoints& x = points(n, k);
@@ -113,7 +115,9 @@ void BM_ClassSumsSweep(benchmark::State& state) {
   const double h = 0.05;
   std::vector<double> offsets(n);
   lp.points.centre_offsets(h, offsets);
-  const auto plan = ecekde::detail::SweepPlan::from({.threads = static_cast<int>(state.range(0))});
+  const auto precision = state.range(1) ? ecekde::Precision::single : ecekde::Precision::double_;
+  const auto plan =
+      ecekde::detail::SweepPlan::from({.threads = static_cast<int>(state.range(0)), .precision = precision});
   double seen = 0;
   const auto finish = [&seen](std::size_t, double m, const double* sums) { seen += m + sums[0]; };
   const ecekde::detail::ClassSums reducer(lp, *plan.kernels, offsets, 1 / h, finish);
@@ -126,22 +130,42 @@ void BM_ClassSumsSweep(benchmark::State& state) {
 
 enum Stage { kDot, kAffineMax, kExp, kClassSums, kAllStages };
 
+// Arguments: the stage, and the precision (0 double, 1 float: the float path's kernels, whose exp writes
+// double weights for the class sums).
 void BM_TileStage(benchmark::State& state) {
   constexpr std::size_t rows = 16, cols = 512, k = 10;
   const auto stage = static_cast<Stage>(state.range(0));
+  const bool single = state.range(1) != 0;
   const ecekde::detail::KernelPoints& x = points(8000, k);
   const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
   std::vector<double> dots(rows * cols), w(cols), offsets(x.n);  // one row's weights, as in ClassSums
   x.centre_offsets(0.05, offsets);  // a tile meets the first 512 centres
+  const std::vector<float> log_x(x.log_x.begin(), x.log_x.end()), x_t(x.x_t.begin(), x.x_t.end());
+  std::vector<float> dots_f(rows * cols), w_f(cols);
+  ecekde::detail::BlockOffsets split(cols);
+  const auto offsets_f = split.of<float>(offsets.data(), cols);
   kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
+  kern.dot_float(log_x.data(), k, x_t.data(), x.n, rows, cols, k, dots_f.data(), cols);
   kern.affine_max(dots.data(), w.data(), offsets.data(), 20.0, cols, cols);
+  kern.score_max_float(dots_f.data(), offsets_f.hi, offsets_f.lo, 20.0f, w_f.data(), cols, cols);
   double seen = 0;
   for (auto _ : state) {
-    if (stage == kDot || stage == kAllStages)
-      kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
+    if (stage == kDot || stage == kAllStages) {
+      if (single) kern.dot_float(log_x.data(), k, x_t.data(), x.n, rows, cols, k, dots_f.data(), cols);
+      else kern.dot(x.log_x.data(), k, x.x_t.data(), x.n, rows, cols, k, dots.data(), cols);
+    }
     for (std::size_t q = 0; q < rows; ++q) {
       double* wq = w.data();
       double shift = 1.0;  // exp alone, in place: weights stay in (0, 1]
+      if (single) {
+        const float* dq = dots_f.data() + q * cols;
+        if (stage == kAffineMax || stage == kAllStages)
+          seen += shift = kern.score_max_float(dq, offsets_f.hi, offsets_f.lo, 20.0f, w_f.data(), cols, cols);
+        if (stage == kExp || stage == kAllStages) kern.exp_shifted_float(w_f.data(), cols, static_cast<float>(shift));
+        if (stage == kClassSums || stage == kAllStages)
+          for (std::size_t c = 0; c < k; ++c) seen += kern.sum_float(w_f.data() + c * cols / k, cols / k);
+        continue;
+      }
       if (stage == kAffineMax || stage == kAllStages)
         seen += shift = kern.affine_max(dots.data() + q * cols, wq, offsets.data(), 20.0, cols, cols);
       if (stage == kExp || stage == kAllStages) kern.exp_shifted(wq, cols, shift);
@@ -182,8 +206,8 @@ BENCHMARK(BM_SweepScores)->Apply(shapes);
 BENCHMARK(BM_OpenBlasDgemm)->Apply(shapes);
 #endif
 
-BENCHMARK(BM_ClassSumsSweep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_TileStage)->DenseRange(kDot, kAllStages);
+BENCHMARK(BM_ClassSumsSweep)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads", "float"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TileStage)->ArgsProduct({{kDot, kAffineMax, kExp, kClassSums, kAllStages}, {0, 1}})->ArgNames({"stage", "float"});
 BENCHMARK(BM_DotPeak);
 
 BENCHMARK_MAIN();

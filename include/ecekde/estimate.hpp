@@ -53,6 +53,24 @@ struct EnumNames<BandwidthCriterion> {
       {BandwidthCriterion::loo_regression, "loo-regression"}};
 };
 
+/// The arithmetic of the pairwise sweeps.
+enum class Precision {
+  /// Double throughout (the default).
+  double_,
+  /// Dot products, scores and exponentials in float, sums in double: about twice the pairs per second.
+  /// Only the sweeps at a given bandwidth run in float (the estimate's kernel regression, the crossfit
+  /// corrections); bandwidth selection, gradients, bootstrap and calibration-test replicates stay double,
+  /// so float and double choose the same bandwidth. Accuracy: README, Precision.
+  single,
+};
+
+template <>
+struct EnumNames<Precision> {
+  static constexpr std::string_view what = "precision";
+  static constexpr std::pair<Precision, std::string_view> names[] = {{Precision::double_, "double"},
+                                                                     {Precision::single, "float"}};
+};
+
 /// How the computation is run. None of these change the result beyond rounding (see README).
 struct ExecutionOptions {
   int threads = 0;             ///< worker threads; 0 = every hardware thread
@@ -61,6 +79,8 @@ struct ExecutionOptions {
   /// Sum every pair of the one-dimensional types' kernels instead of using the score tree's expansions
   /// (near-linear time, within 3e-16 of each row's sum; README, Performance). For checking.
   bool full_sweep = false;
+  /// Double, or float for the sweeps at a given bandwidth (Precision).
+  Precision precision = Precision::double_;
   /// Progress and cancellation (ecekde/run_control.hpp); null = neither. Not owned; must outlive the call.
   RunControl* control = nullptr;
 };

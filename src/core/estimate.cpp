@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
@@ -221,6 +222,18 @@ Result start_result(const EstimateOptions& options, const Prepared& in) {
   return r;
 }
 
+void warn_of_float_rounding(const Prepared& in, Result& r) {
+  if (!in.plan.single_precision || r.bandwidth >= kFloatTestedBandwidth) return;
+  const bool swept = std::any_of(in.problems.begin(), in.problems.end(),
+                                 [&](const LabelledPoints& lp) { return lp.points.dim > 2 || !in.plan.expansions; });
+  if (!swept) return;  // the score tree computes in double whatever the precision
+  std::ostringstream text;
+  text << "precision float at bandwidth " << r.bandwidth << ": float's rounding of the dot products enters the "
+       << "kernel's exponent divided by h, and below h = " << kFloatTestedBandwidth
+       << " the estimate may differ from double's by more than 1e-5 relative (use precision double)";
+  r.warnings.push_back(text.str());
+}
+
 void check_plug_in(const EstimateOptions& options, std::string_view function) {
   if (options.form != KdeForm::plug_in)
     fail_with(function, " supports only the plug-in form, got form ", to_string(options.form));
@@ -242,7 +255,11 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   if (options.estimator == Estimator::crossfit && options.form != KdeForm::plug_in)
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  if (options.estimator == Estimator::crossfit) return detail::crossfit_estimate(in, options);
+  if (options.estimator == Estimator::crossfit) {
+    Result r = detail::crossfit_estimate(in, options);
+    detail::warn_of_float_rounding(in, r);
+    return r;
+  }
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1, true));
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
@@ -259,6 +276,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     r.ce_pow_p += v;
   }
   r.ce = detail::root_of(r.ce_pow_p, options.p);
+  detail::warn_of_float_rounding(in, r);
   return r;
 }
 

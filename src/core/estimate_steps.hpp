@@ -50,6 +50,13 @@ struct Prepared {
   std::vector<LabelledPoints> problems;
 };
 
+/// The smallest bandwidth at which the float path is tested to agree with double to 1e-5 relative; below
+/// it an estimate in float carries a warning (the dot products' rounding grows as 1/h in the scores).
+inline constexpr double kFloatTestedBandwidth = 0.002;
+
+/// Adds that warning to `r` when it applies (precision float, h below it, a problem that is swept).
+void warn_of_float_rounding(const Prepared& in, Result& r);
+
 /// Kernel evaluations of `sweeps_per_pair` leave-one-out sweeps over every problem of `in` (each sweep's
 /// work_per_pair() summed), for an entry point to plan the sweeps that follow its bandwidth. With
 /// `expandable`, the sweeps' reducers can use the score tree for one-dimensional problems (row_work).

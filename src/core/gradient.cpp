@@ -100,7 +100,9 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
     if (!lp.one_dimensional)
       for (std::size_t c = 0; c < L; ++c) gj[c] = -gj[c];
   };
-  sweep(x, plan, ClassSums(lp, *plan.kernels, offsets, inv_h, finish));
+  SweepPlan in_double = plan;  // the backward sweep recomputes these weights in double from row_max
+  in_double.single_precision = false;
+  sweep(x, in_double, ClassSums(lp, *plan.kernels, offsets, inv_h, finish));
 
   // Backward: both sides of every pair in one sweep.
   std::vector<double> row_acc(n * dim, 0.0), centre_acc((dim + 1) * n, 0.0);

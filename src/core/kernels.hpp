@@ -50,6 +50,28 @@ struct TileKernels {
   /// relabelled copy puts each centre's weight into a different class.
   void (*label_scatter)(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
                         std::size_t classes, double* acc);
+
+  // The float path (ExecutionOptions::precision): scores offset_c + scale * dots[c] from float dot products,
+  // the offset carried as two floats hi + lo (kernels_impl.cpp says why that keeps the score accurate).
+
+  /// dot in float: the same order of summation, 16 lanes a vector.
+  void (*dot_float)(const float* a, std::size_t lda, const float* bt, std::size_t ldb, std::size_t rows,
+                    std::size_t cols, std::size_t depth, float* out, std::size_t ldo);
+
+  /// out[c] = the score of dots[c] for c < n; returns the largest over c != skip (-inf if there is none).
+  float (*score_max_float)(const float* dots, const float* offset_hi, const float* offset_lo, float scale,
+                           float* out, std::size_t n, std::size_t skip);
+
+  /// x[c] = exp(x[c] - shift) for c < n, within 2 ulp of std::exp in float for arguments up to 88;
+  /// arguments below -80 give exactly 0.
+  void (*exp_shifted_float)(float* x, std::size_t n, float shift);
+
+  /// Sum of x[0, n) in float in a fixed order (16 interleaved partial sums, then combined), returned as
+  /// double: a tile's run of weights, which the reducers then accumulate in double.
+  double (*sum_float)(const float* x, std::size_t n);
+
+  /// out[c] = x[c] for c < n: float weights for reducers that accumulate doubles.
+  void (*widen)(const float* x, double* out, std::size_t n);
 };
 
 /// The best kernels for this CPU, chosen on first use.

@@ -14,16 +14,34 @@
 namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA) {
 namespace {
 
-typedef double v8 __attribute__((vector_size(64)));
-constexpr std::size_t W = 8;
+// One 512-bit vector of T (8 doubles or 16 floats); GCC splits it into halves or quarters on AVX2 and
+// the baseline.
+template <class T>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(64)));
+};
+template <class T>
+using vec = typename VectorOf<T>::type;
+template <class T>
+constexpr std::size_t kLanes = 64 / sizeof(T);
 
-[[gnu::always_inline]] inline v8 load(const double* p) {
-  v8 v;
+typedef vec<double> v8;
+constexpr std::size_t W = kLanes<double>;
+
+template <class T>
+[[gnu::always_inline]] inline vec<T> load(const T* p) {
+  vec<T> v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-[[gnu::always_inline]] inline void store(double* p, v8 v) { std::memcpy(p, &v, sizeof v); }
-[[gnu::always_inline]] inline v8 splat(double x) { return v8{x, x, x, x, x, x, x, x}; }
+template <class T>
+[[gnu::always_inline]] inline void store(T* p, vec<T> v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <class T>
+[[gnu::always_inline]] inline vec<T> splat(T x) {
+  return vec<T>{} + x;
+}
 // Horizontal sum in a fixed lane order.
 [[gnu::always_inline]] inline double reduce(v8 acc) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
@@ -73,7 +91,8 @@ constexpr double kExpFloor = -700.0;
 // s + x * y as the vector code computes it: fused where the instruction set has FMA (GCC contracts the
 // vector expressions there), so that a pair's dot product is bitwise the same in the vector body and the
 // scalar remainders, whatever the tiling.
-[[gnu::always_inline]] inline double madd(double s, double x, double y) {
+template <class T>
+[[gnu::always_inline]] inline T madd(T s, T x, T y) {
 #if defined(__FMA__)
   return std::fma(x, y, s);
 #else
@@ -81,8 +100,9 @@ constexpr double kExpFloor = -700.0;
 #endif
 }
 
-// Rows per register tile of the dot products: 8 rows x 16 columns (16 accumulators) where AVX-512 has 32
-// vector registers, 4 x 16 on AVX2 (where one v8 takes two of its 16 registers) and on the baseline.
+// Rows per register tile of the dot products: 8 rows x 2 vectors (16 accumulators) where AVX-512 has 32
+// vector registers, 4 x 2 on AVX2 (where one 512-bit vector takes two of its 16 registers) and on the
+// baseline.
 #if defined(__AVX512F__)
 constexpr std::size_t kDotRows = 8;
 #else
@@ -90,19 +110,19 @@ constexpr std::size_t kDotRows = 4;
 #endif
 
 // One register tile of the dot products: kDotRows rows x V vectors of columns, over the whole depth.
-template <bool Accumulate, std::size_t V>
-[[gnu::always_inline]] inline void register_tile(const double* a, std::size_t lda, const double* bt, std::size_t ldb,
-                                                 std::size_t depth, double* out, std::size_t ldo) {
-  constexpr std::size_t R = kDotRows;
-  v8 acc[R][V] = {};
+template <class T, bool Accumulate, std::size_t V>
+[[gnu::always_inline]] inline void register_tile(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
+                                                 std::size_t depth, T* out, std::size_t ldo) {
+  constexpr std::size_t R = kDotRows, W = kLanes<T>;
+  vec<T> acc[R][V] = {};
   if constexpr (Accumulate)
     for (std::size_t q = 0; q < R; ++q)
       for (std::size_t v = 0; v < V; ++v) acc[q][v] = load(out + q * ldo + v * W);
   for (std::size_t k = 0; k < depth; ++k) {
-    v8 b[V];
+    vec<T> b[V];
     for (std::size_t v = 0; v < V; ++v) b[v] = load(bt + k * ldb + v * W);
     for (std::size_t q = 0; q < R; ++q) {
-      const v8 s = splat(a[q * lda + k]);
+      const vec<T> s = splat(a[q * lda + k]);
       for (std::size_t v = 0; v < V; ++v) acc[q][v] += s * b[v];
     }
   }
@@ -111,38 +131,38 @@ template <bool Accumulate, std::size_t V>
 }
 
 // Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
-// 16-column panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
-template <bool Accumulate>
-[[gnu::noipa]] void dot_chunk(const double* a, std::size_t lda, const double* bt, std::size_t ldb,
-                              std::size_t rows, std::size_t cols, std::size_t depth, double* out,
+// 2-vector panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
+template <class T, bool Accumulate>
+[[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
+                              std::size_t rows, std::size_t cols, std::size_t depth, T* out,
                               std::size_t ldo) {
-  constexpr std::size_t R = kDotRows, C = 2 * W;
+  constexpr std::size_t R = kDotRows, W = kLanes<T>, C = 2 * W;
   std::size_t r = 0;
   for (; r + R <= rows; r += R) {
-    const double* a0 = a + r * lda;
+    const T* a0 = a + r * lda;
     std::size_t c = 0;
-    for (; c + C <= cols; c += C) register_tile<Accumulate, 2>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
-    if (c + W <= cols) {  // 8 more columns still in vectors (the bootstrap's replicates are padded to 8)
-      register_tile<Accumulate, 1>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+    for (; c + C <= cols; c += C) register_tile<T, Accumulate, 2>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+    if (c + W <= cols) {  // one more vector of columns (the bootstrap's replicates are padded to 8 doubles)
+      register_tile<T, Accumulate, 1>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
       c += W;
     }
     for (; c < cols; ++c)
       for (std::size_t q = 0; q < R; ++q) {
-        double s = Accumulate ? out[(r + q) * ldo + c] : 0.0;
+        T s = Accumulate ? out[(r + q) * ldo + c] : T{};
         for (std::size_t k = 0; k < depth; ++k) s = madd(s, a0[q * lda + k], bt[k * ldb + c]);
         out[(r + q) * ldo + c] = s;
       }
   }
   for (; r < rows; ++r) {
-    const double* ar = a + r * lda;
+    const T* ar = a + r * lda;
     std::size_t c = 0;
     for (; c + W <= cols; c += W) {
-      v8 acc = Accumulate ? load(out + r * ldo + c) : v8{};
+      vec<T> acc = Accumulate ? load(out + r * ldo + c) : vec<T>{};
       for (std::size_t k = 0; k < depth; ++k) acc += splat(ar[k]) * load(bt + k * ldb + c);
       store(out + r * ldo + c, acc);
     }
     for (; c < cols; ++c) {
-      double s = Accumulate ? out[r * ldo + c] : 0.0;
+      T s = Accumulate ? out[r * ldo + c] : T{};
       for (std::size_t k = 0; k < depth; ++k) s = madd(s, ar[k], bt[k * ldb + c]);
       out[r * ldo + c] = s;
     }
@@ -161,14 +181,14 @@ constexpr std::size_t kDepthChunk = 64;
 // 4 KB pages). The copy is read by every row of the tile, so it costs 1/rows of the products.
 constexpr std::size_t kPanelRows = 64;
 
-template <bool Accumulate>
-void dot_impl(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
-              std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
-  constexpr std::size_t C = 2 * W;
-  const auto chunk = [&](bool accumulate, std::size_t k0, const double* b, std::size_t ldb_, std::size_t c0,
+template <class T, bool Accumulate>
+void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::size_t rows,
+              std::size_t cols, std::size_t depth, T* out, std::size_t ldo) {
+  constexpr std::size_t W = kLanes<T>, C = 2 * W;
+  const auto chunk = [&](bool accumulate, std::size_t k0, const T* b, std::size_t ldb_, std::size_t c0,
                          std::size_t nc, std::size_t kd) {
-    if (accumulate) dot_chunk<true>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
-    else dot_chunk<false>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
+    if (accumulate) dot_chunk<T, true>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
+    else dot_chunk<T, false>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
   };
   std::size_t k0 = 0;
   do {
@@ -176,7 +196,7 @@ void dot_impl(const double* a, std::size_t lda, const double* bt, std::size_t ld
     const bool accumulate = Accumulate || k0 > 0;
     std::size_t c = 0;
     if (rows >= kPanelRows) {
-      alignas(64) double panel[kDepthChunk * C];
+      alignas(64) T panel[kDepthChunk * C];
       for (; c + C <= cols; c += C) {
         for (std::size_t k = 0; k < kd; ++k) {
           store(panel + k * C, load(bt + (k0 + k) * ldb + c));
@@ -191,12 +211,12 @@ void dot_impl(const double* a, std::size_t lda, const double* bt, std::size_t ld
 
 void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
          std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
-  dot_impl<false>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
+  dot_impl<double, false>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
 }
 
 void dot_add(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
              std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
-  dot_impl<true>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
+  dot_impl<double, true>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
 }
 
 double affine_max(const double* x, double* out, const double* offset, double scale, std::size_t n,
@@ -236,6 +256,119 @@ void exp_shifted(double* x, std::size_t n, double shift) {
   std::size_t c = 0;
   for (; c + W <= n; c += W) store(x + c, exp8_flushed(load(x + c) - vshift));
   for (; c < n; ++c) x[c] = exp_flushed(x[c] - shift);
+}
+
+// The float path (ExecutionOptions::precision): dot products in float, and each score rounded once to
+// float where it is of the size of the row's largest score, then exp in 16 float lanes.
+typedef vec<float> v16;
+typedef unsigned u16 __attribute__((vector_size(64)));
+
+void dot_float(const float* a, std::size_t lda, const float* bt, std::size_t ldb, std::size_t rows,
+               std::size_t cols, std::size_t depth, float* out, std::size_t ldo) {
+  dot_impl<float, false>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
+}
+
+// In float, weights below exp(-80) = 1.8e-35 of a row's largest are flushed to 0: negligible next to
+// float's rounding by 27 orders of magnitude, and 2^k stays a normal number.
+constexpr float kExpFloorFloat = -80.0f;
+
+// exp in float lanes, as exp8_flushed: k = round(x / ln2), r = x - k ln2 with ln2 in two parts (k * ln2_hi
+// exact for |k| < 2^9), e^r by its Taylor polynomial of degree 7 (truncation below 6e-9 relative at
+// |r| <= ln2 / 2), times 2^(k-1) in the exponent bits, times 2. Within 2 ulp of std::exp in float for
+// x <= 88 (tested). Unlike exp8_flushed there is no clamp above: every argument here is a score minus the
+// row's running maximum, at most 0, except the row's own pair, whose weight the caller sets to 0 (above
+// 88.7 the exponent bits wrap, NaN still gives NaN).
+[[gnu::always_inline]] inline v16 exp16_flushed(v16 x) {
+  constexpr float log2e = 0x1.715476p0f, ln2_hi = 0x1.62e4p-1f, ln2_lo = 0x1.7f7d1cp-20f;
+  constexpr float round_magic = 0x1.8p23f;
+  constexpr float c[8] = {1.0f, 1.0f, 1.0f / 2, 1.0f / 6, 1.0f / 24, 1.0f / 120, 1.0f / 720, 1.0f / 5040};
+  const v16 xc = x < splat(kExpFloorFloat) ? splat(kExpFloorFloat) : x;
+  const v16 t = xc * splat(log2e) + splat(round_magic);
+  const v16 k = t - splat(round_magic);
+  v16 r = xc - k * splat(ln2_hi);
+  r = r - k * splat(ln2_lo);
+  const v16 r2 = r * r;
+  const v16 even = ((splat(c[6]) * r2 + splat(c[4])) * r2 + splat(c[2])) * r2 + splat(c[0]);
+  const v16 odd = ((splat(c[7]) * r2 + splat(c[5])) * r2 + splat(c[3])) * r2 + splat(c[1]);
+  const v16 p = even + r * odd;
+  u16 bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  bits = (bits << 23) + (126u << 23);  // t's low bits hold k; (k - 1 + 127) << 23 is 2^(k-1)
+  v16 two_k1;
+  std::memcpy(&two_k1, &bits, sizeof two_k1);
+  const v16 e = (p * two_k1) * splat(2.0f);
+  return x < splat(kExpFloorFloat) ? v16{} : e;
+}
+
+// The score offset + scale * d of a float dot product d, with the offset carried as two floats hi + lo:
+// hi + scale * d is rounded once (a fused multiply-add), where it is about as large as the row's largest
+// score (tens), not the offset (up to thousands at small h). Without FMA the same sum is formed in double.
+[[gnu::always_inline]] inline v16 score16(v16 d, v16 scale, v16 hi, v16 lo) {
+#if defined(__FMA__)
+  return (hi + scale * d) + lo;  // contracted to one FMA, as in madd
+#else
+  typedef double v16d __attribute__((vector_size(128)));
+  const v16d exact = __builtin_convertvector(hi, v16d) + __builtin_convertvector(scale, v16d) * __builtin_convertvector(d, v16d);
+  return __builtin_convertvector(exact, v16) + lo;
+#endif
+}
+[[gnu::always_inline]] inline float score1(float d, float scale, float hi, float lo) {
+#if defined(__FMA__)
+  return std::fma(scale, d, hi) + lo;
+#else
+  return static_cast<float>(static_cast<double>(hi) + static_cast<double>(scale) * static_cast<double>(d)) + lo;
+#endif
+}
+
+float score_max_float(const float* d, const float* hi, const float* lo, float scale, float* out, std::size_t n,
+                      std::size_t skip) {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  constexpr std::size_t F = kLanes<float>;
+  const v16 vs = splat(scale);
+  v16 vmax = splat(neg_inf);
+  std::size_t c = 0;
+  for (; c + F <= n; c += F) {
+    const v16 v = score16(load(d + c), vs, load(hi + c), load(lo + c));
+    store(out + c, v);
+    vmax = v > vmax ? v : vmax;
+  }
+  float m = neg_inf;
+  for (std::size_t l = 0; l < F; ++l) m = vmax[l] > m ? vmax[l] : m;
+  for (; c < n; ++c) m = std::max(m, out[c] = score1(d[c], scale, hi[c], lo[c]));
+  if (skip < n && out[skip] >= m) {  // the skipped entry may have set the maximum: recompute without it
+    m = neg_inf;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != skip) m = std::max(m, out[i]);
+  }
+  return m;
+}
+
+void exp_shifted_float(float* x, std::size_t n, float shift) {
+  constexpr std::size_t F = kLanes<float>;
+  const v16 vshift = splat(shift);
+  std::size_t c = 0;
+  for (; c + F <= n; c += F) store(x + c, exp16_flushed(load(x + c) - vshift));
+  for (; c < n; ++c) x[c] = x[c] - shift < kExpFloorFloat ? 0.0f : std::exp(x[c] - shift);
+}
+
+double sum_float(const float* x, std::size_t n) {
+  constexpr std::size_t F = kLanes<float>;
+  v16 acc = {};
+  std::size_t c = 0;
+  for (; c + F <= n; c += F) acc += load(x + c);
+  // Halves folded onto each other down to one lane, in a fixed order.
+  typedef float v8f __attribute__((vector_size(32)));
+  typedef float v4f __attribute__((vector_size(16)));
+  const v8f h8 = __builtin_shufflevector(acc, acc, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15);
+  const v4f h4 = __builtin_shufflevector(h8, h8, 0, 1, 2, 3) + __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
+  double s = double{(h4[0] + h4[2]) + (h4[1] + h4[3])};
+  for (; c < n; ++c) s += double{x[c]};
+  return s;
+}
+
+void widen(const float* x, double* out, std::size_t n) {
+  for (std::size_t c = 0; c < n; ++c) out[c] = double{x[c]};
 }
 
 double sum(const double* x, std::size_t n) {
@@ -305,7 +438,7 @@ TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
   return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum, scale, row_dots,
-                     label_scatter};
+                     label_scatter, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }
 
 }  // namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA)

@@ -27,11 +27,14 @@ class ClassSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> sums, w;
+    std::vector<double> sums;
+    RowWeights w;
+    BlockOffsets offsets;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
-    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * lp_.classes), std::vector<double>(block)};
+    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * lp_.classes), RowWeights(block),
+            BlockOffsets(block)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -39,21 +42,23 @@ class ClassSums {
     std::fill_n(s.sums.begin(), rows * lp_.classes, 0.0);
   }
 
-  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-            const double* dots, std::size_t ld) const {
+  template <class Dot>
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
+            std::size_t ld) const {
     const std::size_t L = lp_.classes, col_end = col0 + cols;
     const std::size_t first = lp_.label(col0);
+    const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = leave_one_out_ ? diagonal_in_block(row0 + q, col0, cols) : cols;
-      const auto step =
-          s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_, cols, skip);
+      Dot* w = s.w.template data<Dot>();
+      const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets, inv_h_, cols, skip);
       if (!step.any) continue;
       double* acc = s.sums.data() + q * L;
       if (step.factor != 1)
         for (std::size_t c = 0; c < L; ++c) acc[c] *= step.factor;
       for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
         const std::size_t b = std::max(lp_.class_begin[c], col0), e = std::min(lp_.class_begin[c + 1], col_end);
-        if (b < e) acc[c] += kern_.sum(s.w.data() + (b - col0), e - b);
+        if (b < e) acc[c] += weight_sum(kern_, w + (b - col0), e - b);
       }
     }
   }
@@ -181,11 +186,14 @@ class PayloadSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> sums, w;  // per row: D, Q, then depth payload sums
+    std::vector<double> sums;  // per row: D, Q, then depth payload sums
+    RowWeights w;
+    BlockOffsets offsets;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
-    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), std::vector<double>(block)};
+    return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), RowWeights(block),
+            BlockOffsets(block)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -193,23 +201,26 @@ class PayloadSums {
     std::fill_n(s.sums.begin(), rows * (depth_ + 2), 0.0);
   }
 
-  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-            const double* dots, std::size_t ld) const {
+  template <class Dot>
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
+            std::size_t ld) const {
     const std::size_t width = depth_ + 2, centres = vt_.size() / depth_;
+    const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
       const auto step =
-          s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_, cols, skip);
+          s.max[q].weights(kern_, dots + q * ld, s.w.template data<Dot>(), offsets, inv_h_, cols, skip);
       if (!step.any) continue;
+      const double* w = s.w.template as_double<Dot>(kern_, cols);
       double* acc = s.sums.data() + q * width;
       if (step.factor != 1) {
         acc[0] *= step.factor;
         acc[1] *= step.factor * step.factor;
         for (std::size_t l = 0; l < depth_; ++l) acc[2 + l] *= step.factor;
       }
-      acc[0] += kern_.sum(s.w.data(), cols);
-      kern_.row_dots(s.w.data(), 0, 1, cols, s.w.data(), 0, 1, acc + 1);
-      kern_.row_dots(s.w.data(), 0, 1, cols, vt_.data() + col0, centres, depth_, acc + 2);
+      acc[0] += kern_.sum(w, cols);
+      kern_.row_dots(w, 0, 1, cols, w, 0, 1, acc + 1);
+      kern_.row_dots(w, 0, 1, cols, vt_.data() + col0, centres, depth_, acc + 2);
     }
   }
 

@@ -100,12 +100,14 @@ class ClassSquareSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> sums, squares, w;
+    std::vector<double> sums, squares;
+    RowWeights w;
+    BlockOffsets offsets;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     return {std::vector<OnlineMax>(rows), std::vector<double>(rows * lp_.classes),
-            std::vector<double>(rows * lp_.classes), std::vector<double>(block)};
+            std::vector<double>(rows * lp_.classes), RowWeights(block), BlockOffsets(block)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -114,13 +116,16 @@ class ClassSquareSums {
     std::fill_n(s.squares.begin(), rows * lp_.classes, 0.0);
   }
 
-  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-            const double* dots, std::size_t ld) const {
+  template <class Dot>
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
+            std::size_t ld) const {
     const std::size_t L = lp_.classes;
+    const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     for (std::size_t q = 0; q < rows; ++q) {
-      const auto step = s.max[q].weights(kern_, dots + q * ld, s.w.data(), offsets_.data() + col0, inv_h_, cols,
+      const auto step = s.max[q].weights(kern_, dots + q * ld, s.w.template data<Dot>(), offsets, inv_h_, cols,
                                          diagonal_in_block(row0 + q, col0, cols));
       if (!step.any) continue;
+      const double* w = s.w.template as_double<Dot>(kern_, cols);
       double* acc = s.sums.data() + q * L;
       double* sq = s.squares.data() + q * L;
       if (step.factor != 1)
@@ -128,7 +133,7 @@ class ClassSquareSums {
           acc[c] *= step.factor;
           sq[c] *= step.factor * step.factor;
         }
-      add_class_runs(lp_, kern_, s.w.data(), col0, cols, acc, sq);
+      add_class_runs(lp_, kern_, w, col0, cols, acc, sq);
     }
   }
 

@@ -43,6 +43,7 @@ SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
   plan.kernels = &tile_kernels_for(execution.isa);
   plan.control = execution.control;
   plan.expansions = !execution.full_sweep;
+  plan.single_precision = execution.precision == Precision::single;
   return plan;
 }
 
@@ -57,6 +58,21 @@ OnlineMax::Step OnlineMax::weights(const TileKernels& kern, const double* dots, 
     m = tile_max;
   }
   kern.exp_shifted(out, cols, m);
+  if (skip < cols) out[skip] = 0;
+  return {true, factor};
+}
+
+OnlineMax::Step OnlineMax::weights(const TileKernels& kern, const float* dots, float* out,
+                                   const SplitOffsets& offset, double inv_h, std::size_t cols, std::size_t skip) {
+  const auto scale = static_cast<float>(inv_h);
+  const double tile_max = kern.score_max_float(dots, offset.hi, offset.lo, scale, out, cols, skip);
+  if (tile_max == -std::numeric_limits<double>::infinity()) return {false, 1.0};
+  double factor = 1.0;
+  if (tile_max > m) {
+    factor = std::exp(m - tile_max);
+    m = tile_max;
+  }
+  kern.exp_shifted_float(out, cols, static_cast<float>(m));  // m is a float
   if (skip < cols) out[skip] = 0;
   return {true, factor};
 }

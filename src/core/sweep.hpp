@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/kernels.hpp"
@@ -52,6 +53,7 @@ struct SweepPlan {
   std::size_t block = 512;  // rows per task and centres per tile
   RunControl* control = nullptr;  // progress (counted per tile of rows) and cancellation (checked per tile)
   bool expansions = true;  // one-dimensional problems by the score tree's expansions (score_tree.hpp)
+  bool single_precision = false;  // reducers that take float tiles get them (sweep(), below)
 
   static SweepPlan from(const ExecutionOptions& execution);
 };
@@ -81,9 +83,9 @@ double work_per_pair(const Reducer& reducer) {
     return 1.0;
 }
 
-/// Per-worker state of a sweep: the reducer's scratch and a tile of dot products, made on a worker's
-/// first task and reused for the rest.
-template <class Reducer>
+/// Per-worker state of a sweep: the reducer's scratch and a tile of dot products (of type Dot), made on a
+/// worker's first task and reused for the rest.
+template <class Reducer, class Dot = double>
 class WorkerScratch {
  public:
   WorkerScratch(const Reducer& reducer, int workers, std::size_t row_tile, std::size_t block)
@@ -98,14 +100,51 @@ class WorkerScratch {
     }
     return *s;
   }
-  double* dots(int worker) { return dots_[static_cast<std::size_t>(worker)].data(); }
+  Dot* dots(int worker) { return dots_[static_cast<std::size_t>(worker)].data(); }
 
  private:
   const Reducer& reducer_;
   std::size_t row_tile_, block_;
   std::vector<std::optional<typename Reducer::Scratch>> scratch_;
-  std::vector<std::vector<double>> dots_;
+  std::vector<std::vector<Dot>> dots_;
 };
+
+/// A reducer whose tile() also takes float dot products (a template over the dot type): the float path.
+template <class Reducer>
+concept TakesFloatTiles = requires(const Reducer& r, typename Reducer::Scratch& s, const float* dots) {
+  r.tile(s, std::size_t{}, std::size_t{}, std::size_t{}, std::size_t{}, dots, std::size_t{});
+};
+
+/// The blocks of sweep(), for dot products of type Dot: row_side is rows x dim (the rows' log x), centre_side
+/// dim x centres (the centres' x, transposed), both as `dot` reads them.
+template <class Dot, class Reducer, class DotKernel>
+void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, std::size_t m, std::size_t dim,
+                  DotKernel dot, const SweepPlan& plan, const Reducer& reducer) {
+  const std::size_t block = std::max<std::size_t>(1, plan.block);
+  const std::size_t tile_rows = row_tile(reducer, dim, block);
+  const std::size_t tasks = (n + block - 1) / block;
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
+  WorkerScratch<Reducer, Dot> per_worker(reducer, workers, tile_rows, block);
+  const double row_work = static_cast<double>(m) * work_per_pair(reducer);
+  WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
+  parallel_for(tasks, workers, [&](std::size_t task, int worker) {
+    auto& s = per_worker.scratch(worker);
+    Dot* d = per_worker.dots(worker);
+    const std::size_t r_end = std::min(n, (task + 1) * block);
+    for (std::size_t r0 = task * block; r0 < r_end; r0 += tile_rows) {
+      const std::size_t nr = std::min(tile_rows, r_end - r0);
+      reducer.begin(s, r0, nr);
+      for (std::size_t c0 = 0; c0 < m; c0 += block) {
+        WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
+        const std::size_t cols = std::min(block, m - c0);
+        dot(row_side + r0 * dim, dim, centre_side + c0, m, nr, cols, dim, d, block);
+        reducer.tile(s, r0, nr, c0, cols, static_cast<const Dot*>(d), block);
+      }
+      reducer.end(s, r0, nr);
+      WorkLedger::done(plan.control, static_cast<double>(nr) * row_work);
+    }
+  });
+}
 
 /// Walks all (row, centre) pairs: rows are evaluation points (their log_x is used), centres the kernel
 /// centres (their x_t). The Reducer provides
@@ -113,11 +152,14 @@ class WorkerScratch {
 ///   Scratch scratch(std::size_t row_tile, std::size_t block) const;   makes one
 ///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
 ///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-///             double* dots, std::size_t ld) const;        dots[q*ld + c] = sum_k log x_{row0+q,k} x_{col0+c,k}
+///             const double* dots, std::size_t ld) const;  dots[q*ld + c] = sum_k log x_{row0+q,k} x_{col0+c,k}
 ///   void end(Scratch&, std::size_t row0, std::size_t rows) const;   writes results of those rows
 /// Rows are independent, so results do not depend on the thread count; each row sees the centre
 /// blocks in increasing order. When rows and centres are the same points, the diagonal pair (j, j) is
 /// present in `dots` and leave-one-out reducers exclude it.
+/// A reducer whose tile() is a template over the dot type gets float dot products when the plan asks for
+/// single precision (TakesFloatTiles): the points are rounded to float once per sweep, and the reducer
+/// turns the float scores into double weights (OnlineMax::weights).
 /// A reducer that can also be computed from kernel sums (score_tree.hpp) provides
 ///   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan&) const;
 /// and is then computed that way for one-dimensional problems (dim 2) unless the plan says otherwise.
@@ -130,31 +172,15 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
       return;
     }
   }
-  const std::size_t n = rows.n, m = centres.n, dim = rows.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t tile_rows = row_tile(reducer, dim, block);
-  const std::size_t tasks = (n + block - 1) / block;
-  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
-  WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
-  const TileKernels& kern = *plan.kernels;
-  const double row_work = static_cast<double>(m) * work_per_pair(reducer);
-  WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
-  parallel_for(tasks, workers, [&](std::size_t task, int worker) {
-    auto& s = per_worker.scratch(worker);
-    double* d = per_worker.dots(worker);
-    const std::size_t r_end = std::min(n, (task + 1) * block);
-    for (std::size_t r0 = task * block; r0 < r_end; r0 += tile_rows) {
-      const std::size_t nr = std::min(tile_rows, r_end - r0);
-      reducer.begin(s, r0, nr);
-      for (std::size_t c0 = 0; c0 < m; c0 += block) {
-        WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
-        const std::size_t cols = std::min(block, m - c0);
-        kern.dot(rows.log_x.data() + r0 * dim, dim, centres.x_t.data() + c0, m, nr, cols, dim, d, block);
-        reducer.tile(s, r0, nr, c0, cols, d, block);
-      }
-      reducer.end(s, r0, nr);
-      WorkLedger::done(plan.control, static_cast<double>(nr) * row_work);
+  if constexpr (TakesFloatTiles<Reducer>) {
+    if (plan.single_precision) {
+      const std::vector<float> log_x(rows.log_x.begin(), rows.log_x.end()),
+          x_t(centres.x_t.begin(), centres.x_t.end());
+      sweep_blocks(log_x.data(), x_t.data(), rows.n, centres.n, rows.dim, plan.kernels->dot_float, plan, reducer);
+      return;
     }
-  });
+  }
+  sweep_blocks(rows.log_x.data(), centres.x_t.data(), rows.n, centres.n, rows.dim, plan.kernels->dot, plan, reducer);
 }
 
 /// The leave-one-out sweep: rows and centres are the same points.
@@ -195,6 +221,64 @@ void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reduc
     });
 }
 
+/// A block of centre offsets a_i(h) split into floats hi + lo (hi = a_i rounded to float, lo = the rest
+/// rounded to float; hi + lo = a_i within about 2^-48 relative), for scores from float dot products.
+struct SplitOffsets {
+  const float* hi;
+  const float* lo;
+};
+
+/// The offsets of one centre block as OnlineMax::weights reads them for dot products of type Dot: the
+/// doubles themselves, or for float dots split once per tile (SplitOffsets), not once per row.
+class BlockOffsets {
+ public:
+  explicit BlockOffsets(std::size_t block) : hi_(block), lo_(block) {}
+
+  template <class Dot>
+  auto of(const double* offsets, std::size_t cols) {
+    if constexpr (std::is_same_v<Dot, double>) {
+      return offsets;
+    } else {
+      for (std::size_t c = 0; c < cols; ++c) {
+        hi_[c] = static_cast<float>(offsets[c]);
+        lo_[c] = static_cast<float>(offsets[c] - static_cast<double>(hi_[c]));
+      }
+      return SplitOffsets{hi_.data(), lo_.data()};
+    }
+  }
+
+ private:
+  std::vector<float> hi_, lo_;
+};
+
+/// One row's weights of a centre block, in the precision of the tile's dot products: double, or float on
+/// the float path, where reducers that accumulate doubles read them widened.
+class RowWeights {
+ public:
+  explicit RowWeights(std::size_t block) : w_(block), w_float_(block) {}
+
+  template <class Dot>
+  Dot* data() {
+    if constexpr (std::is_same_v<Dot, double>) return w_.data();
+    else return w_float_.data();
+  }
+
+  /// The first `cols` weights as doubles (widened once when they are floats).
+  template <class Dot>
+  const double* as_double(const TileKernels& kern, std::size_t cols) {
+    if constexpr (!std::is_same_v<Dot, double>) kern.widen(w_float_.data(), w_.data(), cols);
+    return w_.data();
+  }
+
+ private:
+  std::vector<double> w_;
+  std::vector<float> w_float_;
+};
+
+/// Sum of n weights in their precision.
+inline double weight_sum(const TileKernels& kern, const double* w, std::size_t n) { return kern.sum(w, n); }
+inline double weight_sum(const TileKernels& kern, const float* w, std::size_t n) { return kern.sum_float(w, n); }
+
 /// The running maximum of a row's scores and the rescaling it implies (online log-sum-exp): turns one
 /// row of dot products into weights exp(score - m) with m the largest score seen so far, and tells the
 /// caller by which factor to rescale what it has already accumulated.
@@ -209,6 +293,11 @@ struct OnlineMax {
   /// dots[c] -> exp(offset[c] + inv_h * dots[c] - m) in `out`, with out[skip] = 0 (skip >= cols: none),
   /// after raising m to the tile's maximum score where that is larger.
   Step weights(const TileKernels& kern, const double* dots, double* out, const double* offset,
+               double inv_h, std::size_t cols, std::size_t skip);
+
+  /// The same from float dot products, with the offsets split into floats (BlockOffsets); the weights in
+  /// float.
+  Step weights(const TileKernels& kern, const float* dots, float* out, const SplitOffsets& offset,
                double inv_h, std::size_t cols, std::size_t skip);
 };
 

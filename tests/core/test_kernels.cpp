@@ -1,11 +1,13 @@
 // The tile kernels in every variant this CPU runs: exp (a polynomial after range reduction, no library
-// call) against std::exp (relative error, the flush below -700, overflow, NaN), and the dot products
-// (register tiles, depth chunks) against a plain sum over k in increasing order.
+// call) against std::exp (relative error, the flush below -700, overflow, NaN), the dot products
+// (register tiles, depth chunks) against a plain sum over k in increasing order, and the float path's
+// kernels the same way.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/kernels.hpp"
@@ -59,41 +61,106 @@ TEST(Kernels, ExpFlushesOverflowsAndPropagatesNan) {
   }
 }
 
-// dot and dot_add over grids of rows and columns (full register tiles and remainders), depths (one
-// chunk, chunk boundaries, many chunks) and leading dimensions with padding: every output is bitwise the
-// one the same kernel gives for that pair alone (the scalar path: tiling does not change a pair's value),
-// and within 4 ulp of sum_k |a_k b_k| of a plain sum.
-TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
-  ecekde::Rng rng(11);
+// The float path's exp (exp_shifted_float) against std::exp, over the range where weights are kept, in
+// odd-sized chunks (vector bodies and scalar tails).
+TEST(Kernels, FloatExpWithinTwoUlpAndFlushedBelowMinus80) {
+  ecekde::Rng rng(9);
+  std::vector<float> x;
+  for (int i = 0; i < 200000; ++i) x.push_back(static_cast<float>(-80 + 168 * rng.uniform()));
+  for (float v : {-80.0f, -79.999f, -1e-30f, 0.0f, 1e-30f, 0.3465736f, 1.0f, 88.0f}) x.push_back(v);
+  for (float v : {-80.001f, -1e30f, -std::numeric_limits<float>::infinity()}) x.push_back(v);
+  for (const TileKernels* kern : variants()) {
+    std::vector<float> e = x;
+    for (std::size_t i = 0; i < e.size(); i += 13) kern->exp_shifted_float(e.data() + i, std::min<std::size_t>(13, e.size() - i), 0.0f);
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size() - 3; ++i)
+      worst = std::max(worst, std::abs(double{e[i]} - std::exp(double{x[i]})) / std::exp(double{x[i]}));
+    EXPECT_LE(worst, 2 * double{std::numeric_limits<float>::epsilon()}) << kern->isa;
+    for (std::size_t i = x.size() - 3; i < x.size(); ++i) EXPECT_EQ(e[i], 0.0f) << kern->isa << " x = " << x[i];
+    std::vector<float> nan{std::numeric_limits<float>::quiet_NaN()};
+    kern->exp_shifted_float(nan.data(), 1, 0.0f);
+    EXPECT_TRUE(std::isnan(nan[0])) << kern->isa;
+  }
+}
+
+// score_max_float: the scores hi + lo + scale * d (to float's rounding of the score, though the offsets
+// are hundreds), and their largest over the entries other than skip, whether or not the skipped entry is
+// the maximum.
+TEST(Kernels, FloatScoresAndTheirMaximumSkipTheDiagonal) {
+  ecekde::Rng rng(10);
   for (const TileKernels* kern : variants())
-    for (std::size_t rows : {1, 3, 4, 8, 9, 16, 17, 128})
-      for (std::size_t cols : {1, 7, 16, 24, 33, 517})
-        for (std::size_t depth : {1, 2, 10, 63, 64, 65, 200, 1000}) {
-          const std::size_t lda = depth + 3, ldb = cols + 5, ldo = cols + 2;
-          std::vector<double> a(rows * lda), bt(depth * ldb), start(rows * ldo);
-          for (double& v : a) v = std::log(rng.uniform() + 1e-300);
-          for (double& v : bt) v = rng.uniform();
-          for (double& v : start) v = rng.uniform() - 0.5;
-          std::vector<double> out(rows * ldo, 0.0), added = start;
-          kern->dot(a.data(), lda, bt.data(), ldb, rows, cols, depth, out.data(), ldo);
-          kern->dot_add(a.data(), lda, bt.data(), ldb, rows, cols, depth, added.data(), ldo);
-          std::size_t tiled = 0, inexact = 0;
-          for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t c = 0; c < cols; ++c) {
-              double alone = 0, alone_added = start[r * ldo + c];
-              kern->dot(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone, 1);
-              kern->dot_add(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone_added, 1);
-              tiled += out[r * ldo + c] != alone || added[r * ldo + c] != alone_added;
-              double plain = 0, size = 0;
-              for (std::size_t k = 0; k < depth; ++k) {
-                plain += a[r * lda + k] * bt[k * ldb + c];
-                size += std::abs(a[r * lda + k] * bt[k * ldb + c]);
-              }
-              inexact += std::abs(out[r * ldo + c] - plain) > 4 * std::numeric_limits<double>::epsilon() * size;
-            }
-          EXPECT_EQ(tiled, 0u) << kern->isa << " rows " << rows << " cols " << cols << " depth " << depth;
-          EXPECT_EQ(inexact, 0u) << kern->isa << " rows " << rows << " cols " << cols << " depth " << depth;
+    for (std::size_t n : {1, 5, 16, 31, 40}) {
+      std::vector<float> d(n), hi(n), lo(n), scores(n);
+      for (std::size_t c = 0; c < n; ++c) {
+        d[c] = static_cast<float>(-3 - 3 * rng.uniform());
+        const double offset = 300 + 10 * rng.uniform();
+        hi[c] = static_cast<float>(offset);
+        lo[c] = static_cast<float>(offset - hi[c]);
+      }
+      const auto score = [&](std::size_t c) { return double{hi[c]} + double{lo[c]} + 50.0 * double{d[c]}; };
+      for (std::size_t skip : {std::size_t{0}, n / 2, n - 1, n}) {
+        const float m = kern->score_max_float(d.data(), hi.data(), lo.data(), 50.0f, scores.data(), n, skip);
+        double best = -std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < n; ++c) {
+          EXPECT_NEAR(scores[c], score(c), 2 * std::numeric_limits<float>::epsilon() * std::abs(score(c)))
+              << kern->isa << " c " << c;
+          if (c != skip) best = std::max(best, double{scores[c]});
         }
+        EXPECT_EQ(double{m}, best) << kern->isa << " n " << n << " skip " << skip;
+      }
+    }
+}
+
+// dot and dot_add (double) and dot_float over grids of rows and columns (full register tiles and
+// remainders), depths (one chunk, chunk boundaries, many chunks) and leading dimensions with padding: every
+// output is bitwise the one the same kernel gives for that pair alone (the scalar path: tiling does not
+// change a pair's value), and close to a plain sum in double: within 4 ulp of sum_k |a_k b_k| for double,
+// within depth ulp (the worst-case bound of a sum of depth terms) for float.
+template <class T, class Dot, class DotAdd>
+void check_dot(const TileKernels& kern, Dot dot, DotAdd dot_add) {
+  ecekde::Rng rng(11);
+  constexpr double eps = std::numeric_limits<T>::epsilon();
+  for (std::size_t rows : {1, 3, 4, 8, 9, 16, 17, 128})
+    for (std::size_t cols : {1, 7, 16, 24, 33, 517})
+      for (std::size_t depth : {1, 2, 10, 63, 64, 65, 200, 1000}) {
+        const std::size_t lda = depth + 3, ldb = cols + 5, ldo = cols + 2;
+        std::vector<T> a(rows * lda), bt(depth * ldb), start(rows * ldo);
+        for (T& v : a) v = static_cast<T>(std::log(rng.uniform() + 1e-300));
+        for (T& v : bt) v = static_cast<T>(rng.uniform());
+        for (T& v : start) v = static_cast<T>(rng.uniform() - 0.5);
+        std::vector<T> out(rows * ldo, T{}), added = start;
+        dot(a.data(), lda, bt.data(), ldb, rows, cols, depth, out.data(), ldo);
+        if constexpr (!std::is_same_v<DotAdd, std::nullptr_t>)
+          dot_add(a.data(), lda, bt.data(), ldb, rows, cols, depth, added.data(), ldo);
+        const double tolerance = std::is_same_v<T, double> ? 4 * eps : static_cast<double>(depth) * eps;
+        std::size_t tiled = 0, inexact = 0;
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < cols; ++c) {
+            T alone{}, alone_added = start[r * ldo + c];
+            dot(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone, 1);
+            tiled += out[r * ldo + c] != alone;
+            if constexpr (!std::is_same_v<DotAdd, std::nullptr_t>) {
+              dot_add(a.data() + r * lda, lda, bt.data() + c, ldb, 1, 1, depth, &alone_added, 1);
+              tiled += added[r * ldo + c] != alone_added;
+            }
+            double plain = 0, size = 0;
+            for (std::size_t k = 0; k < depth; ++k) {
+              plain += double{a[r * lda + k]} * double{bt[k * ldb + c]};
+              size += std::abs(double{a[r * lda + k]} * double{bt[k * ldb + c]});
+            }
+            inexact += std::abs(out[r * ldo + c] - plain) > tolerance * size;
+          }
+        EXPECT_EQ(tiled, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
+        EXPECT_EQ(inexact, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
+      }
+}
+
+TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
+  for (const TileKernels* kern : variants()) check_dot<double>(*kern, kern->dot, kern->dot_add);
+}
+
+TEST(Kernels, FloatDotDoesNotDependOnTilingAndMatchesPlainSum) {
+  for (const TileKernels* kern : variants()) check_dot<float>(*kern, kern->dot_float, nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,175 @@
+// The float path (ExecutionOptions::precision = single) against the double path, which the oracle tests
+// check: over families of predictions (softmax of normal logits from nearly uniform to nearly one-hot,
+// over- and underconfident; Dirichlet from spread to tightly clustered), classes, bandwidths, orders,
+// thread counts, block sizes and kernel variants, the estimate agrees to 1e-5 relative. The entry points
+// that stay in double (bandwidth selection, gradient) give bitwise the double results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
+#include "ecekde/random.hpp"
+#include "generate.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+using ecekde::Precision;
+
+constexpr double kTolerance = 1e-5;
+
+std::vector<std::string> variants() {
+  std::vector<std::string> v{"baseline"};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back("avx2");
+  if (__builtin_cpu_supports("avx512f")) v.push_back("avx512");
+  return v;
+}
+
+// n points from Dirichlet(concentration, ..., concentration), labels drawn from the points themselves
+// (calibrated) or from their square, renormalised (overconfident).
+oracle::Data dirichlet_predictions(std::size_t n, std::size_t k, std::uint64_t seed, double concentration,
+                                   bool calibrated) {
+  ecekde::Rng rng(seed);
+  oracle::Data d;
+  d.n = n;
+  d.k = k;
+  d.f.resize(n * k);
+  d.y.resize(n);
+  std::vector<double> truth(k);
+  for (std::size_t r = 0; r < n; ++r) {
+    double s = 0, st = 0;
+    for (std::size_t c = 0; c < k; ++c) s += d.f[r * k + c] = std::max(rng.gamma(concentration), 1e-300);
+    for (std::size_t c = 0; c < k; ++c) {
+      d.f[r * k + c] /= s;
+      st += truth[c] = calibrated ? d.f[r * k + c] : d.f[r * k + c] * d.f[r * k + c];
+    }
+    for (double& t : truth) t /= st;
+    d.y[r] = static_cast<std::int64_t>(rng.categorical(truth));
+  }
+  return d;
+}
+
+ecekde::EstimateOptions options(CalibrationType type, double h, double p, Precision precision) {
+  ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
+  o.type = type;
+  o.p = p;
+  o.bandwidth = h;
+  o.execution.precision = precision;
+  return o;
+}
+
+double ce(const oracle::Data& d, const ecekde::EstimateOptions& o) {
+  return ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o).ce;
+}
+
+std::vector<oracle::Data> families(std::size_t n, std::size_t k, std::uint64_t& seed) {
+  std::vector<oracle::Data> out;
+  for (double spread : {0.3, 2.0, 6.0})
+    for (double temperature : {0.7, 1.0, 1.5}) out.push_back(testdata::softmax_predictions(n, k, seed++, spread, temperature));
+  for (double concentration : {0.1, 1.0, 30.0, 300.0})
+    for (bool calibrated : {true, false}) out.push_back(dirichlet_predictions(n, k, seed++, concentration, calibrated));
+  return out;
+}
+
+TEST(Precision, FloatAgreesWithDoubleOverFamiliesBandwidthsAndOrders) {
+  std::uint64_t seed = 40;
+  double worst = 0;
+  for (std::size_t k : {3, 10, 30})
+    for (const auto& d : families(k == 30 ? 600 : 1200, k, seed))
+      for (double h : {0.002, 0.01, 0.05, 0.3})
+        for (double p : {1.0, 2.0}) {
+          const double want = ce(d, options(CalibrationType::canonical, h, p, Precision::double_));
+          const double got = ce(d, options(CalibrationType::canonical, h, p, Precision::single));
+          const double rel = std::abs(got - want) / std::abs(want);
+          worst = std::max(worst, rel);
+          EXPECT_LE(rel, kTolerance) << "k " << k << " h " << h << " p " << p << " double " << want << " float " << got;
+        }
+  std::printf("largest relative difference, float against double: %.2e\n", worst);
+}
+
+// The float path in every kernel variant, thread count and block size (tiles, remainders, the running
+// maximum across centre blocks); marginal through the full sweep (the score tree does not use it).
+TEST(Precision, FloatAgreesInEveryVariantThreadCountAndBlockSize) {
+  std::uint64_t seed = 90;
+  const auto d = testdata::softmax_predictions(333, 5, seed, 2.0, 1.3);
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal}) {
+    auto o = options(type, 0.02, 1.0, Precision::double_);
+    o.execution.full_sweep = true;
+    const double want = ce(d, o);
+    o.execution.precision = Precision::single;
+    for (const auto& isa : variants())
+      for (std::size_t block : {1, 7, 64, 512}) {
+        double first = NAN;
+        for (int threads : {1, 2, 3}) {
+          o.execution.isa = isa;
+          o.execution.block_size = block;
+          o.execution.threads = threads;
+          const double got = ce(d, o);
+          EXPECT_LE(std::abs(got - want), kTolerance * want) << isa << " block " << block << " threads " << threads;
+          if (threads == 1) first = got;
+          EXPECT_EQ(got, first) << "rows are independent: the thread count does not change the result";
+        }
+      }
+  }
+}
+
+// The crossfit estimator's corrections at a given bandwidth run in float too.
+TEST(Precision, CrossfitAgreesWithDouble) {
+  std::uint64_t seed = 120;
+  for (std::size_t k : {3, 10}) {
+    const auto d = testdata::softmax_predictions(1500, k, seed++, 2.0, 1.4);
+    ecekde::EstimateOptions o;
+    o.bandwidth = 0.05;
+    const double want = ce(d, o);
+    o.execution.precision = Precision::single;
+    EXPECT_LE(std::abs(ce(d, o) - want), kTolerance * std::abs(want)) << "k " << k;
+  }
+}
+
+// Bandwidth selection and the gradient stay in double: the same bandwidth and bitwise the same gradient.
+TEST(Precision, SelectionAndGradientStayDouble) {
+  std::uint64_t seed = 150;
+  const auto d = testdata::softmax_predictions(400, 4, seed, 2.0, 1.4);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  auto o = options(CalibrationType::canonical, 0, 1.0, Precision::double_);
+  o.bandwidth.reset();
+  const auto want = ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
+  o.execution.precision = Precision::single;
+  const auto got = ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
+  EXPECT_EQ(got.bandwidth, want.bandwidth);
+  EXPECT_LE(std::abs(got.ce - want.ce), kTolerance * want.ce);
+
+  o = options(CalibrationType::canonical, 0.05, 2.0, Precision::double_);
+  const auto g_double = ecekde::estimate_with_gradient(probs, ecekde::LabelsView(d.y), o);
+  o.execution.precision = Precision::single;
+  const auto g_float = ecekde::estimate_with_gradient(probs, ecekde::LabelsView(d.y), o);
+  EXPECT_EQ(g_float.result.ce, g_double.result.ce);
+  EXPECT_EQ(g_float.grad_ce, g_double.grad_ce);
+}
+
+// Below the tested bandwidths an estimate in float says so; above them, or where the score tree computes
+// in double anyway (one-dimensional types), it does not.
+TEST(Precision, WarnsBelowTheTestedBandwidths) {
+  std::uint64_t seed = 170;
+  const auto d = testdata::softmax_predictions(300, 4, seed, 2.0, 1.0);
+  const auto warned = [&](CalibrationType type, double h, ecekde::Estimator estimator) {
+    auto o = options(type, h, 1.0, Precision::single);
+    o.estimator = estimator;
+    const auto r = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
+    for (const auto& w : r.warnings)
+      if (w.find("precision float") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(warned(CalibrationType::canonical, 0.001, ecekde::Estimator::paper));
+  EXPECT_TRUE(warned(CalibrationType::canonical, 0.001, ecekde::Estimator::crossfit));
+  EXPECT_FALSE(warned(CalibrationType::canonical, 0.002, ecekde::Estimator::paper));
+  EXPECT_FALSE(warned(CalibrationType::marginal, 0.001, ecekde::Estimator::paper));
+}
+
+}  // namespace
