@@ -57,10 +57,12 @@ struct EnumNames<BandwidthCriterion> {
 enum class Precision {
   /// Double throughout (the default).
   double_,
-  /// Dot products, scores and exponentials in float, sums in double: about twice the pairs per second.
-  /// Only the sweeps at a given bandwidth run in float (the estimate's kernel regression, the crossfit
-  /// corrections); bandwidth selection, gradients, bootstrap and calibration-test replicates stay double,
-  /// so float and double choose the same bandwidth. Accuracy: README, Precision.
+  /// Dot products, scores and exponentials in float, per-tile sums accumulated in double: about twice the
+  /// pairs per second at K = 10. Runs the sweeps at a given bandwidth: the paper's estimate (plug-in and
+  /// debiased), kernel_regression() and the crossfit corrections (at every candidate bandwidth of its
+  /// grid). The paper's bandwidth selection, gradients, bootstrap and calibration-test replicates stay
+  /// double, so the paper's estimator chooses the same bandwidth in both. The one-dimensional types use
+  /// the score tree, in double, unless ExecutionOptions::full_sweep. Accuracy: README, Numerical rules.
   single,
 };
 

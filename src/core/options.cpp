@@ -202,8 +202,8 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
       describe<&O::execution, &X::precision>(
           {.name = "precision",
            .help = "Arithmetic of the pairwise sweeps at a given bandwidth: double, or float (about twice as fast "
-                   "for three or more classes; within 1e-5 relative of double; bandwidth selection, gradient, "
-                   "bootstrap and test replicates stay double)",
+                   "for canonical; within 1e-5 relative of double for h >= 0.002, a warning below; the paper's "
+                   "bandwidth selection, the gradient, bootstrap and test replicates stay double)",
            .example = "float"}),
   };
   return table;
