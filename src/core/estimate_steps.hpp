@@ -50,7 +50,8 @@ struct Prepared {
   std::vector<LabelledPoints> problems;
 };
 
-/// The smallest bandwidth at which the float path is tested to agree with double to 1e-5 relative; below
+/// The smallest bandwidth at which the float path is tested to agree with double (1e-5 relative plus 1e-6
+/// absolute); below
 /// it an estimate in float carries a warning (the dot products' rounding grows as 1/h in the scores).
 inline constexpr double kFloatTestedBandwidth = 0.002;
 

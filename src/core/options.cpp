@@ -202,7 +202,7 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
       describe<&O::execution, &X::precision>(
           {.name = "precision",
            .help = "Arithmetic of the pairwise sweeps at a given bandwidth: double, or float (about twice as fast "
-                   "for canonical; within 1e-5 relative of double for h >= 0.002, a warning below; the paper's "
+                   "for canonical; within 1e-5 relative plus 1e-6 of double for h >= 0.002, a warning below; the paper's "
                    "bandwidth selection, the gradient, bootstrap and test replicates stay double)",
            .example = "float"}),
   };

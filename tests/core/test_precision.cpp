@@ -1,8 +1,10 @@
 // The float path (ExecutionOptions::precision = single) against the double path, which the oracle tests
 // check: over families of predictions (softmax of normal logits from nearly uniform to nearly one-hot,
 // over- and underconfident; Dirichlet from spread to tightly clustered), classes, bandwidths, orders,
-// thread counts, block sizes and kernel variants, the estimate agrees to 1e-5 relative. The entry points
-// that stay in double (bandwidth selection, gradient) give bitwise the double results.
+// thread counts, block sizes and kernel variants, the estimate agrees within 1e-5 relative plus 1e-6
+// absolute (a small estimate, resting on few neighbours at small h, carries float's rounding of a few
+// scores). The entry points that stay in double (bandwidth selection, gradient) give bitwise the double
+// results.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +23,9 @@ namespace {
 using ecekde::CalibrationType;
 using ecekde::Precision;
 
-constexpr double kTolerance = 1e-5;
+constexpr double kRelative = 1e-5, kAbsolute = 1e-6;
+
+double tolerance(double want) { return kRelative * std::abs(want) + kAbsolute; }
 
 std::vector<std::string> variants() {
   std::vector<std::string> v{"baseline"};
@@ -80,18 +84,21 @@ std::vector<oracle::Data> families(std::size_t n, std::size_t k, std::uint64_t& 
 
 TEST(Precision, FloatAgreesWithDoubleOverFamiliesBandwidthsAndOrders) {
   std::uint64_t seed = 40;
-  double worst = 0;
+  double worst = 0, worst_absolute = 0, worst_share = 0;
   for (std::size_t k : {3, 10, 30})
-    for (const auto& d : families(k == 30 ? 600 : 1200, k, seed))
+    for (const auto& d : families(k == 30 ? 400 : 800, k, seed))
       for (double h : {0.002, 0.01, 0.05, 0.3})
         for (double p : {1.0, 2.0}) {
           const double want = ce(d, options(CalibrationType::canonical, h, p, Precision::double_));
           const double got = ce(d, options(CalibrationType::canonical, h, p, Precision::single));
-          const double rel = std::abs(got - want) / std::abs(want);
-          worst = std::max(worst, rel);
-          EXPECT_LE(rel, kTolerance) << "k " << k << " h " << h << " p " << p << " double " << want << " float " << got;
+          worst = std::max(worst, std::abs(got - want) / std::abs(want));
+          worst_absolute = std::max(worst_absolute, std::abs(got - want));
+          worst_share = std::max(worst_share, std::abs(got - want) / tolerance(want));
+          EXPECT_LE(std::abs(got - want), tolerance(want))
+              << "k " << k << " h " << h << " p " << p << " double " << want << " float " << got;
         }
-  std::printf("largest relative difference, float against double: %.2e\n", worst);
+  std::printf("largest difference, float against double: %.2e relative, %.2e absolute, %.0f%% of the tolerance\n",
+              worst, worst_absolute, 100 * worst_share);
 }
 
 // The float path in every kernel variant, thread count and block size (tiles, remainders, the running
@@ -112,7 +119,7 @@ TEST(Precision, FloatAgreesInEveryVariantThreadCountAndBlockSize) {
           o.execution.block_size = block;
           o.execution.threads = threads;
           const double got = ce(d, o);
-          EXPECT_LE(std::abs(got - want), kTolerance * want) << isa << " block " << block << " threads " << threads;
+          EXPECT_LE(std::abs(got - want), tolerance(want)) << isa << " block " << block << " threads " << threads;
           if (threads == 1) first = got;
           EXPECT_EQ(got, first) << "rows are independent: the thread count does not change the result";
         }
@@ -130,7 +137,7 @@ TEST(Precision, CrossfitAgreesWithDouble) {
     o.bandwidth = 0.05;
     const double want = ce(d, o);
     o.execution.precision = Precision::single;
-    EXPECT_LE(std::abs(ce(d, o) - want), kTolerance * std::abs(want)) << "k " << k;
+    EXPECT_LE(std::abs(ce(d, o) - want), tolerance(want)) << "k " << k;
   }
 }
 
@@ -151,7 +158,7 @@ TEST(Precision, KernelRegressionAgreesRowByRow) {
     double worst = 0;
     for (std::size_t i = 0; i < want.expectation.size(); ++i)
       worst = std::max(worst, std::abs(got.expectation[i] - want.expectation[i]));
-    EXPECT_LE(worst, kTolerance) << "h " << h;
+    EXPECT_LE(worst, kRelative) << "h " << h;
     EXPECT_GT(worst, 0.0) << "h " << h << ": the float path did not run";
   }
 }
@@ -167,7 +174,7 @@ TEST(Precision, SelectionAndGradientStayDouble) {
   o.execution.precision = Precision::single;
   const auto got = ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
   EXPECT_EQ(got.bandwidth, want.bandwidth);
-  EXPECT_LE(std::abs(got.ce - want.ce), kTolerance * want.ce);
+  EXPECT_LE(std::abs(got.ce - want.ce), tolerance(want.ce));
 
   o = options(CalibrationType::canonical, 0.05, 2.0, Precision::double_);
   const auto g_double = ecekde::estimate_with_gradient(probs, ecekde::LabelsView(d.y), o);
