@@ -36,9 +36,12 @@ run: build
 test: build test-asan fuzz
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer. At -O1 with
+# line tables only (-g1: file and line in every report) the build takes 4 minutes here against 8 at
+# RelWithDebInfo's -O2 -g, and the tests run as fast (88 s both).
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DECEKDE_SANITIZE=address,undefined \
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
+	      -DECEKDE_SANITIZE=address,undefined \
 	      -DECEKDE_TORCH=OFF -DECEKDE_PYTHON=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
