@@ -51,8 +51,7 @@ class BackwardSums {
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t j = row0 + q;
       double* b = s.beta.data() + q * ld;
-      std::copy_n(dots + q * ld, cols, b);
-      kern_.affine_exp(b, offsets_.data() + col0, inv_h_, row_max_[j], cols);
+      kern_.affine_exp(dots + q * ld, b, offsets_.data() + col0, inv_h_, row_max_[j], cols);
       if (const std::size_t skip = diagonal_in_block(j, col0, cols); skip < cols) b[skip] = 0;
       for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
         const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);

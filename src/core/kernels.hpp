@@ -25,9 +25,9 @@ struct TileKernels {
   double (*affine_max)(const double* x, double* out, const double* offset, double scale, std::size_t n,
                        std::size_t skip);
 
-  /// x[c] = exp(offset[c] + scale * x[c] - shift) for c < n. Like exp_shifted, arguments below -700
-  /// give exactly 0.
-  void (*affine_exp)(double* x, const double* offset, double scale, double shift, std::size_t n);
+  /// out[c] = exp(offset[c] + scale * x[c] - shift) for c < n (out may equal x). Like exp_shifted,
+  /// arguments below -700 give exactly 0.
+  void (*affine_exp)(const double* x, double* out, const double* offset, double scale, double shift, std::size_t n);
 
   /// x[c] = exp(x[c] - shift) for c < n, within 2 ulp of std::exp; arguments below -700 give exactly 0
   /// (relative to a row's largest weight, 1, they are negligible by 300 orders of magnitude).

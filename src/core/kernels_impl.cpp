@@ -244,11 +244,11 @@ double affine_max(const double* x, double* out, const double* offset, double sca
   return m;
 }
 
-void affine_exp(double* x, const double* offset, double scale, double shift, std::size_t n) {
+void affine_exp(const double* x, double* out, const double* offset, double scale, double shift, std::size_t n) {
   const v8 vs = splat(scale), vshift = splat(shift);
   std::size_t c = 0;
-  for (; c + W <= n; c += W) store(x + c, exp8_flushed(load(offset + c) + vs * load(x + c) - vshift));
-  for (; c < n; ++c) x[c] = exp_flushed(offset[c] + scale * x[c] - shift);
+  for (; c + W <= n; c += W) store(out + c, exp8_flushed(load(offset + c) + vs * load(x + c) - vshift));
+  for (; c < n; ++c) out[c] = exp_flushed(offset[c] + scale * x[c] - shift);
 }
 
 void exp_shifted(double* x, std::size_t n, double shift) {

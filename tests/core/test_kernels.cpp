@@ -55,7 +55,7 @@ TEST(Kernels, ExpFlushesOverflowsAndPropagatesNan) {
     EXPECT_EQ(e[7], 1.0) << kern->isa;
     // affine_exp is the same exp after offset + scale * x - shift
     std::vector<double> y{1.0, 2.0, 3.0}, offset{0.5, -0.25, 0.0};
-    kern->affine_exp(y.data(), offset.data(), -2.0, 0.5, y.size());
+    kern->affine_exp(y.data(), y.data(), offset.data(), -2.0, 0.5, y.size());
     for (std::size_t i = 0; i < y.size(); ++i)
       EXPECT_NEAR(y[i], std::exp(offset[i] - 2.0 * (i + 1.0) - 0.5), 4e-16) << kern->isa;
   }
