@@ -9,18 +9,11 @@
 #include "ecekde/estimate.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
+#include "variants.hpp"
 
 namespace {
 
 using ecekde::CalibrationType;
-
-std::vector<std::string> variants() {
-  std::vector<std::string> v{"baseline"};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back("avx2");
-  if (__builtin_cpu_supports("avx512f")) v.push_back("avx512");
-  return v;
-}
 
 double oracle_value(CalibrationType type, const oracle::Data& d, double h, double p) {
   switch (type) {
@@ -68,7 +61,7 @@ TEST(Oracle, EveryTypeAgreesOverGrids) {
         for (double p : ps) {
           const double want = oracle_value(type, d, h, p);
           std::size_t config = 0;
-          for (const auto& isa : variants())
+          for (const auto& isa : testdata::kernel_variants())
             for (int t : threads)
               for (std::size_t b : blocks) {
                 if (++config % 5 != 0 && !(c.n <= 40)) continue;  // a fixed sample of configurations for larger n

@@ -15,8 +15,8 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
 #include "ecekde/kernel_regression.hpp"
-#include "ecekde/random.hpp"
 #include "generate.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -26,38 +26,6 @@ using ecekde::Precision;
 constexpr double kRelative = 1e-5, kAbsolute = 1e-6;
 
 double tolerance(double want) { return kRelative * std::abs(want) + kAbsolute; }
-
-std::vector<std::string> variants() {
-  std::vector<std::string> v{"baseline"};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back("avx2");
-  if (__builtin_cpu_supports("avx512f")) v.push_back("avx512");
-  return v;
-}
-
-// n points from Dirichlet(concentration, ..., concentration), labels drawn from the points themselves
-// (calibrated) or from their square, renormalised (overconfident).
-oracle::Data dirichlet_predictions(std::size_t n, std::size_t k, std::uint64_t seed, double concentration,
-                                   bool calibrated) {
-  ecekde::Rng rng(seed);
-  oracle::Data d;
-  d.n = n;
-  d.k = k;
-  d.f.resize(n * k);
-  d.y.resize(n);
-  std::vector<double> truth(k);
-  for (std::size_t r = 0; r < n; ++r) {
-    double s = 0, st = 0;
-    for (std::size_t c = 0; c < k; ++c) s += d.f[r * k + c] = std::max(rng.gamma(concentration), 1e-300);
-    for (std::size_t c = 0; c < k; ++c) {
-      d.f[r * k + c] /= s;
-      st += truth[c] = calibrated ? d.f[r * k + c] : d.f[r * k + c] * d.f[r * k + c];
-    }
-    for (double& t : truth) t /= st;
-    d.y[r] = static_cast<std::int64_t>(rng.categorical(truth));
-  }
-  return d;
-}
 
 ecekde::EstimateOptions options(CalibrationType type, double h, double p, Precision precision) {
   ecekde::EstimateOptions o;
@@ -78,7 +46,7 @@ std::vector<oracle::Data> families(std::size_t n, std::size_t k, std::uint64_t& 
   for (double spread : {0.3, 2.0, 6.0})
     for (double temperature : {0.7, 1.0, 1.5}) out.push_back(testdata::softmax_predictions(n, k, seed++, spread, temperature));
   for (double concentration : {0.1, 1.0, 30.0, 300.0})
-    for (bool calibrated : {true, false}) out.push_back(dirichlet_predictions(n, k, seed++, concentration, calibrated));
+    for (bool calibrated : {true, false}) out.push_back(testdata::dirichlet_predictions(n, k, seed++, concentration, calibrated));
   return out;
 }
 
@@ -111,7 +79,7 @@ TEST(Precision, FloatAgreesInEveryVariantThreadCountAndBlockSize) {
     o.execution.full_sweep = true;
     const double want = ce(d, o);
     o.execution.precision = Precision::single;
-    for (const auto& isa : variants())
+    for (const auto& isa : testdata::kernel_variants())
       for (std::size_t block : {1, 7, 64, 512}) {
         double first = NAN;
         for (int threads : {1, 2, 3}) {

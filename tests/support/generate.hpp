@@ -60,4 +60,28 @@ inline oracle::Data binary_predictions(std::size_t n, std::uint64_t seed, double
   return d;
 }
 
+/// n points from Dirichlet(concentration, ..., concentration), labels drawn from the points themselves
+/// (calibrated) or from their square, renormalised (overconfident).
+inline oracle::Data dirichlet_predictions(std::size_t n, std::size_t k, std::uint64_t seed, double concentration,
+                                          bool calibrated) {
+  ecekde::Rng rng(seed);
+  oracle::Data d;
+  d.n = n;
+  d.k = k;
+  d.f.resize(n * k);
+  d.y.resize(n);
+  std::vector<double> truth(k);
+  for (std::size_t r = 0; r < n; ++r) {
+    double s = 0, st = 0;
+    for (std::size_t c = 0; c < k; ++c) s += d.f[r * k + c] = std::max(rng.gamma(concentration), 1e-300);
+    for (std::size_t c = 0; c < k; ++c) {
+      d.f[r * k + c] /= s;
+      st += truth[c] = calibrated ? d.f[r * k + c] : d.f[r * k + c] * d.f[r * k + c];
+    }
+    for (double& t : truth) t /= st;
+    d.y[r] = static_cast<std::int64_t>(rng.categorical(truth));
+  }
+  return d;
+}
+
 }  // namespace testdata

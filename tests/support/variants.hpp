@@ -1,0 +1,19 @@
+// The kernel variants this CPU runs, for tests that force each one through ExecutionOptions::isa.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace testdata {
+
+inline std::vector<std::string> kernel_variants() {
+  std::vector<std::string> v{"baseline"};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back("avx2");
+  if (__builtin_cpu_supports("avx512f")) v.push_back("avx512");
+#endif
+  return v;
+}
+
+}  // namespace testdata
