@@ -149,10 +149,11 @@ void register_kde(py::module_& m) {
              "crossfit: interval of CE_p (Bounds; None for the paper's estimator)")
       .field("warnings",
              [](const Result& r) -> std::optional<std::vector<std::string>> {
-               if (r.estimator == Estimator::paper) return std::nullopt;
+               if (r.estimator == Estimator::paper && r.warnings.empty()) return std::nullopt;
                return r.warnings;
              },
-             "why the figure should not be trusted, in words (empty when nothing is known to be wrong)")
+             "why the figure should not be trusted, in words (empty when nothing is known to be wrong; None for "
+             "the paper's estimator unless it has one: precision float at a bandwidth below 0.002)")
       .field("excluded_rows",
              [](const Result& r) -> std::optional<std::size_t> {
                if (r.excluded_rows == 0) return std::nullopt;

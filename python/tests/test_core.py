@@ -250,3 +250,16 @@ def test_binding_errors_name_the_argument():
         "labels must be a 1-D array of n labels, got shape (2, 5)"
     assert error_of(lambda: paper_estimate(probs, labels.astype(np.uint64))) == \
         "labels of type uint64 do not fit int64"
+
+
+def test_precision_float_agrees_with_double_and_warns_below_the_tested_bandwidths():
+    probs, labels = softmax_predictions(600, 5, seed=15)
+    double = paper_estimate(probs, labels, bandwidth=0.05)
+    single = paper_estimate(probs, labels, bandwidth=0.05, precision="float")
+    assert single.ce != double.ce  # the float path ran
+    assert abs(single.ce - double.ce) <= 1e-5 * double.ce + 1e-6
+    assert single.warnings is None
+    small = paper_estimate(probs, labels, bandwidth=0.001, precision="float")
+    assert len(small.warnings) == 1 and small.warnings[0].startswith("precision float at bandwidth 0.001")
+    assert error_of(lambda: paper_estimate(probs, labels, precision="half")) == \
+        "unknown precision 'half' (expected double or float)"
