@@ -159,7 +159,7 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
 /// present in `dots` and leave-one-out reducers exclude it.
 /// A reducer whose tile() is a template over the dot type gets float dot products when the plan asks for
 /// single precision (TakesFloatTiles): the points are rounded to float once per sweep, and the reducer
-/// turns the float scores into double weights (OnlineMax::weights).
+/// turns the float dot products into float weights (OnlineMax::weights), which it accumulates in double.
 /// A reducer that can also be computed from kernel sums (score_tree.hpp) provides
 ///   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan&) const;
 /// and is then computed that way for one-dimensional problems (dim 2) unless the plan says otherwise.
