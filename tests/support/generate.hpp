@@ -11,17 +11,18 @@
 
 namespace testdata {
 
+/// n rows of k zero probabilities and zero labels, for the generators below to fill.
+inline oracle::Data zeroed(std::size_t n, std::size_t k) {
+  return oracle::Data::of(k, std::vector<double>(n * k, 0.0), std::vector<std::int64_t>(n, 0));
+}
+
 /// n softmax predictions over k classes from normal logits with standard deviation `spread`; labels are
 /// drawn from softmax(logits / temperature): temperature 1 = calibrated, < 1 = the model is
 /// underconfident, > 1 = overconfident.
 inline oracle::Data softmax_predictions(std::size_t n, std::size_t k, std::uint64_t seed, double spread = 2.0,
                                         double temperature = 1.0) {
   ecekde::Rng rng(seed);
-  oracle::Data d;
-  d.n = n;
-  d.k = k;
-  d.f.resize(n * k);
-  d.y.resize(n);
+  oracle::Data d = zeroed(n, k);
   std::vector<double> logit(k), truth(k);
   for (std::size_t r = 0; r < n; ++r) {
     for (auto& z : logit) z = spread * rng.normal();
@@ -46,11 +47,7 @@ inline oracle::Data softmax_predictions(std::size_t n, std::size_t k, std::uint6
 /// calibrated).
 inline oracle::Data binary_predictions(std::size_t n, std::uint64_t seed, double temperature = 1.0) {
   ecekde::Rng rng(seed);
-  oracle::Data d;
-  d.n = n;
-  d.k = 1;
-  d.f.resize(n);
-  d.y.resize(n);
+  oracle::Data d = zeroed(n, 1);
   for (std::size_t r = 0; r < n; ++r) {
     const double z = 2 * rng.normal();
     const double p = 1 / (1 + std::exp(-z)), t = 1 / (1 + std::exp(-z / temperature));
@@ -65,11 +62,7 @@ inline oracle::Data binary_predictions(std::size_t n, std::uint64_t seed, double
 inline oracle::Data dirichlet_predictions(std::size_t n, std::size_t k, std::uint64_t seed, double concentration,
                                           bool calibrated) {
   ecekde::Rng rng(seed);
-  oracle::Data d;
-  d.n = n;
-  d.k = k;
-  d.f.resize(n * k);
-  d.y.resize(n);
+  oracle::Data d = zeroed(n, k);
   std::vector<double> truth(k);
   for (std::size_t r = 0; r < n; ++r) {
     double s = 0, st = 0;
