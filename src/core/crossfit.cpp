@@ -35,6 +35,7 @@ namespace ecekde::detail {
 namespace {
 
 constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (mean log-loss scale)
+constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 24;  // doubles (128 MB) of a pilot's design rows
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
 constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
@@ -141,10 +142,11 @@ Problem make_problem(const LabelledPoints& lp) {
 // Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows), stopped by `control` between Newton steps.
-void crossfit_pilot(Problem& pr, const LogitDesign& design, const std::vector<std::size_t>& fold_of_input,
+void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size_t>& fold_of_input,
                     std::size_t folds, int threads, const RunControl* control) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n;
+  cache_rows(design, n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
   parallel_for(
       folds, threads,

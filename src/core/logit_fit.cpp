@@ -11,6 +11,9 @@ namespace ecekde::detail {
 
 namespace {
 
+// The floor of log P_j(y): the log of the smallest normal double.
+const double kLogSmallest = std::log(std::numeric_limits<double>::min());
+
 // Row j's probabilities (softmax of its logits) under theta; returns log P_j(y).
 double row_probabilities(const LogitDesign& d, std::span<const double> theta, const double* offset,
                          const double* x, double* prob, int y) {
@@ -25,21 +28,59 @@ double row_probabilities(const LogitDesign& d, std::span<const double> theta, co
   double sum = 0;
   for (std::size_t c = 0; c < d.L; ++c) sum += prob[c] = std::exp(prob[c] - top);
   for (std::size_t c = 0; c < d.L; ++c) prob[c] /= sum;
-  return y < 0 ? 0 : std::log(std::max(prob[static_cast<std::size_t>(y)], std::numeric_limits<double>::min()));
+  return y < 0 ? 0 : std::max(std::log(prob[static_cast<std::size_t>(y)]), kLogSmallest);
+}
+
+// Row j's offsets (L values) followed by its features (L x D): from the design's table, or written into
+// `scratch` (row_size() values).
+const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
+  if (d.table) return d.table->data() + j * d.row_size();
+  d.row(j, scratch.data(), scratch.data() + d.L);
+  return scratch.data();
+}
+
+// Two classes without class biases: P_1 = sigmoid(z_1 - z_0), so each row needs one exponential and the
+// feature differences dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T).
+double binary_row(const LogitDesign& d, std::span<const double> theta, const double* row, int y, double* dx,
+                  double* grad, double* hess) {
+  const std::size_t D = d.D;
+  const double* x = row + 2;
+  double z = row[1] - row[0];
+  for (std::size_t k = 0; k < D; ++k) {
+    dx[k] = x[D + k] - x[k];
+    z += dx[k] * theta[k];
+  }
+  const double s = y == 1 ? -z : z;  // -log P(y) = softplus(s)
+  const double e = std::exp(-std::fabs(s));
+  const double log_p = std::max(-(std::max(s, 0.0) + std::log1p(e)), kLogSmallest);
+  if (!grad) return log_p;
+  const double p_other = s > 0 ? 1 / (1 + e) : e / (1 + e);  // P(not y) = sigmoid(s)
+  const double slope = y == 1 ? -p_other : p_other, curvature = p_other * (1 - p_other);
+  for (std::size_t a = 0; a < D; ++a) {
+    grad[a] += slope * dx[a];
+    for (std::size_t b = 0; b <= a; ++b) hess[a * D + b] += curvature * dx[a] * dx[b];
+  }
+  return log_p;
 }
 
 // The penalised objective at theta; with grad/hess given, also its gradient and Hessian (P x P).
 double objective(const LogitDesign& d, std::span<const int> labels, std::span<const std::size_t> rows,
                  double lambda, std::span<const double> theta, double* grad, double* hess) {
   const std::size_t P = d.parameters(), L = d.L, D = d.D;
-  std::vector<double> offset(L), x(L * D), prob(L), mu(D);
+  std::vector<double> scratch(d.row_size()), prob(L), mu(D);
   if (grad) std::fill_n(grad, P, 0.0);
   if (hess) std::fill_n(hess, P * P, 0.0);
+  const bool binary = L == 2 && !d.class_bias;
   double nll = 0;
   for (std::size_t j : rows) {
-    d.row(j, offset.data(), x.data());
+    const double* row = design_row(d, j, scratch);
+    const double *offset = row, *x = row + L;
     const int y = labels[j];
-    nll -= row_probabilities(d, theta, offset.data(), x.data(), prob.data(), y);
+    if (binary) {
+      nll -= binary_row(d, theta, row, y, mu.data(), grad, hess);
+      continue;
+    }
+    nll -= row_probabilities(d, theta, offset, x, prob.data(), y);
     if (!grad) continue;
     std::fill(mu.begin(), mu.end(), 0.0);
     for (std::size_t c = 0; c < L; ++c)
@@ -105,7 +146,7 @@ std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> la
                               std::span<const std::size_t> rows, double lambda, const RunControl* control) {
   ECEKDE_ASSERT(lambda > 0 && !rows.empty());
   const std::size_t P = design.parameters();
-  std::vector<double> theta(P, 0.0), grad(P), hess(P * P), step(P), trial(P);
+  std::vector<double> theta(P, 0.0), grad(P), hess(P * P), step(P), trial(P), trial_grad(P), trial_hess(P * P);
   double value = objective(design, labels, rows, lambda, theta, grad.data(), hess.data());
   for (int iteration = 0; iteration < 100; ++iteration) {
     WorkLedger::check(control);
@@ -114,23 +155,35 @@ std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> la
     double decrease = 0;
     for (std::size_t a = 0; a < P; ++a) decrease += grad[a] * step[a];
     if (decrease < 1e-20) break;  // the Newton decrement: converged to rounding
+    // The full step is nearly always taken, so each trial also forms its gradient and Hessian: one pass
+    // over the rows per Newton step instead of two.
     double t = 1, next = value;
     for (int halving = 0; halving < 60; ++halving, t /= 2) {
       for (std::size_t a = 0; a < P; ++a) trial[a] = theta[a] - t * step[a];
-      next = objective(design, labels, rows, lambda, trial, nullptr, nullptr);
+      next = objective(design, labels, rows, lambda, trial, trial_grad.data(), trial_hess.data());
       if (next <= value - 0.25 * t * decrease) break;
     }
     if (!(next < value)) break;
-    theta = trial;
-    value = objective(design, labels, rows, lambda, theta, grad.data(), hess.data());
+    theta.swap(trial);
+    grad.swap(trial_grad);
+    hess.swap(trial_hess);
+    value = next;
   }
   return theta;
 }
 
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::size_t j, double* out) {
-  std::vector<double> offset(design.L), x(design.L * design.D);
-  design.row(j, offset.data(), x.data());
-  row_probabilities(design, theta, offset.data(), x.data(), out, -1);
+  std::vector<double> scratch(design.row_size());
+  const double* row = design_row(design, j, scratch);
+  row_probabilities(design, theta, row, row + design.L, out, -1);
+}
+
+void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values) {
+  const std::size_t size = design.row_size();
+  if (design.table || n > max_values / size) return;
+  auto table = std::make_shared<std::vector<double>>(n * size);
+  for (std::size_t j = 0; j < n; ++j) design.row(j, table->data() + j * size, table->data() + j * size + design.L);
+  design.table = std::move(table);
 }
 
 }  // namespace ecekde::detail

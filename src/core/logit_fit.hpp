@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,9 +20,17 @@ struct LogitDesign {
   std::size_t L = 0, D = 0;
   bool class_bias = false;
   std::function<void(std::size_t j, double* offset, double* x)> row;
+  /// Every row's offsets then features (L + L D values per row), written once by cache_rows(): the fits
+  /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots).
+  std::shared_ptr<const std::vector<double>> table;
 
   std::size_t parameters() const { return D + (class_bias ? L : 0); }
+  std::size_t row_size() const { return L + L * D; }
 };
+
+/// Fills design.table with rows 0..n-1 when it takes at most `max_values` doubles; otherwise leaves the
+/// design as it is (row() is then called at each use).
+void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
 /// a backtracking line search; theta = 0 is the offsets themselves. Throws Cancelled at the next Newton

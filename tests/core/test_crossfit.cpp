@@ -298,6 +298,56 @@ TEST(Crossfit, PilotFitsStopAtTheNextNewtonStep) {
   EXPECT_THROW(ecekde::detail::fit_logit(design, labels, rows, 1e-3, &control), ecekde::Cancelled);
 }
 
+// The pilot's fit against its optimality condition, written out plainly: at the returned theta the
+// penalised objective's gradient (1/m) sum_j (P_j - e_{y_j}) . x_j + lambda theta vanishes. Two classes
+// (the logistic shortcut), three classes and class biases (the softmax path), each with the design's rows
+// from row() and from the cached table (bitwise the same fit).
+TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
+  for (const auto& [L, bias] : {std::pair<std::size_t, bool>{2, false}, {3, false}, {2, true}}) {
+    ecekde::detail::LogitDesign design;
+    design.L = L;
+    design.D = 3;
+    design.class_bias = bias;
+    design.row = [L](std::size_t j, double* offset, double* x) {
+      for (std::size_t c = 0; c < L; ++c) {
+        offset[c] = std::sin(0.7 * static_cast<double>(j * (c + 1)));
+        for (std::size_t k = 0; k < 3; ++k) x[c * 3 + k] = std::cos(0.3 * static_cast<double>(j + 5 * c + 11 * k));
+      }
+    };
+    const std::size_t n = 300;
+    std::vector<int> labels(n);
+    std::vector<std::size_t> rows;
+    for (std::size_t j = 0; j < n; ++j) {
+      labels[j] = static_cast<int>((j * 7 + j / 13) % L);
+      if (j % 5 != 2) rows.push_back(j);
+    }
+    const double lambda = 1e-3;
+    const std::vector<double> theta = ecekde::detail::fit_logit(design, labels, rows, lambda);
+    std::vector<double> grad(design.parameters(), 0.0), offset(L), x(L * 3), z(L);
+    for (std::size_t j : rows) {
+      design.row(j, offset.data(), x.data());
+      double top = -1e300, sum = 0;
+      for (std::size_t c = 0; c < L; ++c) {
+        z[c] = offset[c] + (bias ? theta[3 + c] : 0);
+        for (std::size_t k = 0; k < 3; ++k) z[c] += x[c * 3 + k] * theta[k];
+        top = std::max(top, z[c]);
+      }
+      for (double& v : z) sum += v = std::exp(v - top);
+      for (std::size_t c = 0; c < L; ++c) {
+        const double residual = z[c] / sum - (labels[j] == static_cast<int>(c) ? 1.0 : 0.0);
+        for (std::size_t k = 0; k < 3; ++k) grad[k] += residual * x[c * 3 + k];
+        if (bias) grad[3 + c] += residual;
+      }
+    }
+    for (std::size_t a = 0; a < grad.size(); ++a)
+      EXPECT_NEAR(grad[a] / static_cast<double>(rows.size()) + lambda * theta[a], 0.0, 1e-12)
+          << "L = " << L << ", class biases " << bias << ", parameter " << a;
+    ecekde::detail::cache_rows(design, n, n * design.row_size());
+    ASSERT_TRUE(design.table);
+    EXPECT_EQ(ecekde::detail::fit_logit(design, labels, rows, lambda), theta);
+  }
+}
+
 TEST(Crossfit, OptionErrors) {
   const oracle::Data d = testdata::softmax_predictions(30, 3, 9);
   ecekde::EstimateOptions o = options(CalibrationType::canonical, std::nullopt, 2);
