@@ -37,6 +37,7 @@ namespace {
 constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (mean log-loss scale)
 constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 24;  // doubles (128 MB) of a pilot's design rows
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
+constexpr std::size_t kProblemsPerThread = 4;  // at least this many problems per thread: one per task
 constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
 
@@ -304,6 +305,24 @@ struct Fit {
   BandwidthSelection selection;
 };
 
+// correct() for every problem at one bandwidth. Many problems (marginal: K of them) are spread over the
+// threads, one problem per task, each swept on one thread: the per-problem steps that do not split by
+// rows (the score tree's sort and moments) then run in parallel too. The sums do not depend on the split.
+std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double h, std::span<const std::size_t> rows,
+                                   const SweepPlan& plan) {
+  std::vector<Corrected> out(problems.size());
+  if (problems.size() < kProblemsPerThread * static_cast<std::size_t>(plan.threads)) {
+    for (std::size_t q = 0; q < problems.size(); ++q) out[q] = correct(problems[q], h, rows, plan);
+    return out;
+  }
+  SweepPlan serial = plan;
+  serial.threads = 1;
+  parallel_for(
+      problems.size(), plan.threads, [&](std::size_t q, int) { out[q] = correct(problems[q], h, rows, serial); },
+      plan.control);
+  return out;
+}
+
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
                     const SweepPlan& plan) {
   const std::size_t n = problems.front().lp->points.n;
@@ -316,11 +335,8 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   std::size_t best = 0;
   for (std::size_t b = 0; b < grid.size(); ++b) {
     double score = 0;
-    std::vector<Corrected> at_h;
-    for (const Problem& pr : problems) {
-      at_h.push_back(correct(pr, grid[b], all_rows ? std::span<const std::size_t>{} : rows, plan));
-      score -= brier(pr, at_h.back());
-    }
+    std::vector<Corrected> at_h = correct_all(problems, grid[b], all_rows ? std::span<const std::size_t>{} : rows, plan);
+    for (std::size_t q = 0; q < problems.size(); ++q) score -= brier(problems[q], at_h[q]);
     fit.selection.score.push_back(score);
     if (b == 0 || score > fit.selection.score[best]) {
       best = b;
@@ -330,8 +346,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
   if (!all_rows) {
-    fit.corrected.clear();
-    for (const Problem& pr : problems) fit.corrected.push_back(correct(pr, grid[best], {}, plan));
+    fit.corrected = correct_all(problems, grid[best], {}, plan);
   }
   return fit;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 
 #include "core/messages.hpp"
@@ -27,6 +28,13 @@ struct Moments {
     return m.data() + (node * columns + column) * 2 * kTerms;
   }
 };
+
+// 1 / a, so that the moments' Taylor terms need no division.
+constexpr std::array<double, kTerms> kInverse = [] {
+  std::array<double, kTerms> inv{};
+  for (std::size_t a = 1; a < kTerms; ++a) inv[a] = 1.0 / static_cast<double>(a);
+  return inv;
+}();
 
 double mid(double lo, double hi) { return lo + 0.5 * (hi - lo); }
 
@@ -75,6 +83,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
   ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
   const double q = request.power;
+  const double log_share = std::log(kDroppedShare);
   ECEKDE_ASSERT(plan.kernels != nullptr);
   const TileKernels& kern = *plan.kernels;
 
@@ -91,6 +100,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   mom.scale.resize(nodes_.size());
   mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
   std::vector<double> log_mass(nodes_.size());
+  std::array<double, kTerms> term;
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
     const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
@@ -98,14 +108,15 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
       const double A = *std::max_element(qa.begin() + nd.begin, qa.begin() + nd.end);
       mom.scale[id] = A;
       for (std::uint32_t k = nd.begin; k < nd.end; ++k) {
-        const double c = std::exp(qa[k] - A), d = sr_[k] - s0, e = g_[k] - g0;
+        const double d = sr_[k] - s0, e = g_[k] - g0;
+        term[0] = std::exp(qa[k] - A);  // term[a] = exp(q a_k - A) (s_k - s0)^a / a!
+        for (std::size_t a = 1; a < kTerms; ++a) term[a] = term[a - 1] * d * kInverse[a];
         for (std::size_t l = 0; l < columns; ++l) {
           double* M = mom.at(id, l);
-          double t = c * v[l * n + k];
+          const double t = v[l * n + k], te = t * e;
           for (std::size_t a = 0; a < kTerms; ++a) {
-            M[a] += t;
-            M[kTerms + a] += t * e;
-            t *= d / static_cast<double>(a + 1);
+            M[a] += t * term[a];
+            M[kTerms + a] += te * term[a];
           }
         }
       }
@@ -175,47 +186,62 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             dropped *= f;
             m = top;
           };
+          // Adds node id's two series to the row's sums. Where the node holds the row's own centre, that
+          // centre's exact term is subtracted, unless it is more than kOwnShare of the node's sum: then
+          // nothing is added and the node is descended instead (returns false).
+          auto add_series = [&](std::size_t id, bool holds_own) {
+            const Node& nd = nodes_[id];
+            const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
+            for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
+              const double* M = mom.at(id, l);
+              double p0[kLanes] = {}, p1[kLanes] = {};  // independent partial sums, for speed
+              for (std::size_t a = 0; a < kTerms; a += kLanes)
+                for (std::size_t u = 0; u < kLanes; ++u) {
+                  p0[u] += M[a + u] * power[a + u];
+                  p1[u] += M[kTerms + a + u] * power[a + u];
+                }
+              double v0 = 0, v1 = 0;
+              for (std::size_t u = 0; u < kLanes; ++u) {
+                v0 += p0[u];
+                v1 += p1[u];
+              }
+              vals[l] = v0 + ups * v1;
+            }
+            if (holds_own) {
+              const double own_term =
+                  std::exp(qa[own_pos] - mom.scale[id] + tau * (sr_[own_pos] - s0) + ups * (g_[own_pos] - g0));
+              if (!(own_term <= kOwnShare * vals[0])) return false;
+              for (std::size_t l = 0; l < columns; ++l) vals[l] -= v[l * n + own_pos] * own_term;
+            }
+            const double top = mom.scale[id] + tau * s0 + ups * g0;
+            raise_to(top);
+            const double f = std::exp(top - m);
+            for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
+            return true;
+          };
           stack.assign(1, static_cast<std::int32_t>(nodes_.size() - 1));
           while (!stack.empty()) {
             const auto id = static_cast<std::size_t>(stack.back());
             stack.pop_back();
             const Node& nd = nodes_[id];
             const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
-            const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
             // Drop the node if its whole weight is negligible (checked first: it is cheaper than a series).
             // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
+            // The exponential is only taken where the bound can pass: acc[0] < 2^(ilogb(acc[0]) + 1).
             if (!holds_own && acc[0] > 0) {
               const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
                                  std::max(ups * nd.g_lo, ups * nd.g_hi);
-              const double bound = std::exp(std::max(top - m, -700.0));
-              if (dropped + bound <= kDroppedShare * acc[0]) {
-                dropped += bound;
-                continue;
-              }
-            }
-            if (!holds_own && 0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
-                0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm) {
-              for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
-                const double* M = mom.at(id, l);
-                double p0[kLanes] = {}, p1[kLanes] = {};  // independent partial sums, for speed
-                for (std::size_t a = 0; a < kTerms; a += kLanes)
-                  for (std::size_t u = 0; u < kLanes; ++u) {
-                    p0[u] += M[a + u] * power[a + u];
-                    p1[u] += M[kTerms + a + u] * power[a + u];
-                  }
-                double v0 = 0, v1 = 0;
-                for (std::size_t u = 0; u < kLanes; ++u) {
-                  v0 += p0[u];
-                  v1 += p1[u];
+              if (top - m <= log_share + (std::ilogb(acc[0]) + 1) * std::numbers::ln2) {
+                const double bound = std::exp(std::max(top - m, -700.0));
+                if (dropped + bound <= kDroppedShare * acc[0]) {
+                  dropped += bound;
+                  continue;
                 }
-                vals[l] = v0 + ups * v1;
               }
-              const double top = mom.scale[id] + tau * s0 + ups * g0;
-              raise_to(top);
-              const double f = std::exp(top - m);
-              for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
-              continue;
             }
+            if (0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
+                0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm && add_series(id, holds_own))
+              continue;
             if (nd.left < 0) {  // pair by pair, with the sweep's kernels
               const std::size_t count = nd.end - nd.begin;
               const std::size_t skip = holds_own ? own_pos - nd.begin : count;

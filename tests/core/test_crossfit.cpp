@@ -170,6 +170,16 @@ TEST(Crossfit, BitwiseIdenticalForAnyThreadCount) {
       EXPECT_EQ(r.bandwidth, one.bandwidth);
     }
   }
+  // Marginal with many classes spreads its problems over the threads (one per task): the same bits.
+  const oracle::Data many = testdata::softmax_predictions(300, 12, 9, 2.0, 1.5);
+  const ecekde::Result one = run(many, options(CalibrationType::marginal, std::nullopt, 1, 1));
+  for (int threads : {2, 3}) {
+    const ecekde::Result r = run(many, options(CalibrationType::marginal, std::nullopt, 1, threads));
+    EXPECT_EQ(r.ce_pow_p, one.ce_pow_p);
+    EXPECT_EQ(r.class_ce_pow_p, one.class_ce_pow_p);
+    EXPECT_EQ(r.standard_error, one.standard_error);
+    EXPECT_EQ(r.bandwidth, one.bandwidth);
+  }
 }
 
 TEST(Crossfit, InvariantUnderPermutingSamples) {

@@ -151,6 +151,30 @@ TEST(ScoreTree, OtherRowsAndLeftOutCentres) {
   }
 }
 
+// A row whose own centre carries nearly all of an expandable node's weight (the row at s = 1/2, where
+// tau = 0 lets every node be expanded, and its neighbours e^-50 below it): subtracting that centre from
+// the node's series would leave only rounding, so the tree must sum that node pair by pair.
+TEST(ScoreTree, OwnCentreThatOutweighsItsNode) {
+  std::vector<double> x;
+  for (double s : {0.5, 0.45, 0.55, 0.44, 0.56, 0.43, 0.57}) {
+    x.push_back(s);
+    x.push_back(1 - s);
+  }
+  const std::size_t n = x.size() / 2;
+  const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
+  for (double h : {1e-4, 1e-3}) {
+    std::vector<double> offsets(n);
+    centres.centre_offsets(h, offsets);
+    const ScoreTree tree(centres);
+    const Plain want = plain_sums(centres, centres, {}, offsets, h, 1, {}, 0);
+    std::vector<double> scale(n), sums(n);
+    tree.sums(centres, {}, {offsets, 1 / h, 1, {}, 0}, plan_with(1), scale, sums);
+    for (std::size_t j = 0; j < n; ++j)
+      EXPECT_NEAR(scale[j] + std::log(sums[j]), want.log_sum[j], 1e-9 * std::max(1.0, std::fabs(want.log_sum[j])))
+          << "h " << h << " row " << j;
+  }
+}
+
 // The estimators that use the tree, against the same estimators summing every pair.
 TEST(ScoreTree, EstimatorsAgreeWithTheFullSweep) {
   const auto d = testdata::softmax_predictions(2500, 6, 11);
