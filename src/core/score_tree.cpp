@@ -227,11 +227,11 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
             // Drop the node if its whole weight is negligible (checked first: it is cheaper than a series).
             // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
-            // The exponential is only taken where the bound can pass: acc[0] < 2^(ilogb(acc[0]) + 1).
+            // The exponential is only taken where the bound can pass: acc[0] < 2^(logb(acc[0]) + 1).
             if (!holds_own && acc[0] > 0) {
               const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
                                  std::max(ups * nd.g_lo, ups * nd.g_hi);
-              if (top - m <= log_share + (std::ilogb(acc[0]) + 1) * std::numbers::ln2) {
+              if (top - m <= log_share + (std::logb(acc[0]) + 1) * std::numbers::ln2) {
                 const double bound = std::exp(std::max(top - m, -700.0));
                 if (dropped + bound <= kDroppedShare * acc[0]) {
                   dropped += bound;
