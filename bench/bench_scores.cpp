@@ -71,7 +71,9 @@ struct ReadScores {
             std::size_t ld) const {
     for (std::size_t q = 0; q < rows; ++q) s.seen += dots[q * ld];
   }
-  void end(Scratch& s, std::size_t, std::size_t) const { benchmark::DoNotOptimize(s.seen); }
+  std::size_t record_width() const { return 1; }
+  void record(const Scratch& s, std::size_t, double* out) const { out[0] = s.seen; }
+  void finish(std::size_t, const double* record) const { benchmark::DoNotOptimize(record[0]); }
 };
 
 void BM_SweepScores(benchmark::State& state) {

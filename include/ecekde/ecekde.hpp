@@ -15,4 +15,5 @@
 #include "ecekde/synthetic.hpp"
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
+#include "ecekde/communicator.hpp"
 #include "ecekde/temperature.hpp"

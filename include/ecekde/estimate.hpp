@@ -9,6 +9,7 @@
 
 #include "ecekde/data.hpp"
 #include "ecekde/names.hpp"
+#include "ecekde/communicator.hpp"
 #include "ecekde/run_control.hpp"
 
 namespace ecekde {
@@ -85,6 +86,9 @@ struct ExecutionOptions {
   Precision precision = Precision::double_;
   /// Progress and cancellation (ecekde/run_control.hpp); null = neither. Not owned; must outlive the call.
   RunControl* control = nullptr;
+  /// The processes to split the sweeps across (ecekde/communicator.hpp); null = this process alone. Not
+  /// owned; must outlive the call.
+  Communicator* communicator = nullptr;
 };
 
 /// Automatic bandwidth selection.

@@ -35,6 +35,7 @@ struct Settings {
   bool renormalize = false;           ///< divide each row by its sum instead of rejecting it
   int threads = ExecutionOptions{}.threads;
   RunControl* control = nullptr;  ///< progress and cancellation of every computation (not an option)
+  Communicator* communicator = nullptr;  ///< ranks to split every computation across (not an option)
 };
 
 /// The option table of Settings.

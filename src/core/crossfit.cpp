@@ -142,16 +142,19 @@ Problem make_problem(const LabelledPoints& lp) {
 
 // Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
-// on `threads`, each writing only its held-out rows), stopped by `control` between Newton steps.
+// on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
+// share and the pilots are combined), stopped by `control` between Newton steps.
 void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size_t>& fold_of_input,
-                    std::size_t folds, int threads, const RunControl* control) {
+                    std::size_t folds, int threads, const RunControl* control, Communicator* comm = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n;
   cache_rows(design, n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
+  const Share mine = share_of(folds, comm);
   parallel_for(
-      folds, threads,
-      [&](std::size_t f, int) {
+      mine.size(), threads,
+      [&](std::size_t own_fold, int) {
+        const std::size_t f = mine.begin + own_fold;
         std::vector<std::size_t> train, held_out;
         for (std::size_t j = 0; j < n; ++j) (fold_of_input[lp.original[j]] == f ? held_out : train).push_back(j);
         if (held_out.empty()) return;
@@ -169,6 +172,7 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size
         }
       },
       control);
+  combine_shares(comm, pr.pilot);
 }
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
@@ -241,6 +245,20 @@ struct Corrected {
   std::vector<std::size_t> self;  // sorted position of each evaluated row
 };
 
+// A correction of `rows` (empty: every row) before its values: the rows' sorted positions, g and N zero.
+Corrected evaluated(const Problem& pr, std::span<const std::size_t> rows) {
+  Corrected out;
+  if (rows.empty()) {
+    out.self.resize(pr.lp->points.n);
+    std::iota(out.self.begin(), out.self.end(), std::size_t{0});
+  } else {
+    out.self = positions_of(*pr.lp, rows);
+  }
+  out.g.assign(out.self.size() * pr.depth, 0.0);
+  out.neighbours.assign(out.self.size(), 0.0);
+  return out;
+}
+
 Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
@@ -249,15 +267,7 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l) vt[l * n + i] = pr.target(i, l) - pr.pilot[i * depth + l];
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  Corrected out;
-  out.self = subset.self;
-  if (rows.empty()) {
-    out.self.resize(n);
-    std::iota(out.self.begin(), out.self.end(), std::size_t{0});
-  }
-  const std::size_t R = out.self.size();
-  out.g.resize(R * depth);
-  out.neighbours.resize(R);
+  Corrected out = evaluated(pr, rows);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
     const std::size_t j = out.self[q];
     const double neighbours = den * den / squares;
@@ -307,19 +317,30 @@ struct Fit {
 
 // correct() for every problem at one bandwidth. Many problems (marginal: K of them) are spread over the
 // threads, one problem per task, each swept on one thread: the per-problem steps that do not split by
-// rows (the score tree's sort and moments) then run in parallel too. The sums do not depend on the split.
+// rows (the score tree's sort and moments) then run in parallel too; split across ranks, each rank takes
+// its share of the problems and the corrections are combined. The sums do not depend on either split.
 std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double h, std::span<const std::size_t> rows,
                                    const SweepPlan& plan) {
   std::vector<Corrected> out(problems.size());
-  if (problems.size() < kProblemsPerThread * static_cast<std::size_t>(plan.threads)) {
+  const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
+  if (problems.size() < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
     for (std::size_t q = 0; q < problems.size(); ++q) out[q] = correct(problems[q], h, rows, plan);
     return out;
   }
   SweepPlan serial = plan;
   serial.threads = 1;
+  serial.communicator = nullptr;
+  const Share mine = share_of(problems.size(), plan.communicator);
+  for (std::size_t q = 0; q < problems.size(); ++q)
+    if (q < mine.begin || q >= mine.end) out[q] = evaluated(problems[q], rows);
   parallel_for(
-      problems.size(), plan.threads, [&](std::size_t q, int) { out[q] = correct(problems[q], h, rows, serial); },
+      mine.size(), plan.threads,
+      [&](std::size_t own, int) { out[mine.begin + own] = correct(problems[mine.begin + own], h, rows, serial); },
       plan.control);
+  for (Corrected& c : out) {
+    combine_shares(plan.communicator, c.g);
+    combine_shares(plan.communicator, c.neighbours);
+  }
   return out;
 }
 
@@ -398,7 +419,7 @@ std::vector<double> one_dimensional_fit(const LabelledPoints& lp, const std::vec
                                         std::size_t fold_count, std::size_t max_rows, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};
   WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
-  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count, plan.threads, plan.control);
+  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count, plan.threads, plan.control, plan.communicator);
   WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
   const Fit fit = fit_corrections(problems, residual_grid(), max_rows, plan);
   std::vector<double> out(lp.points.n);
@@ -434,19 +455,30 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const std::vector<double> top_fit =
         one_dimensional_fit(top[0], folds, options.folds, options.bandwidth_selection.max_rows, in.plan);
     crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds, in.plan.threads,
-                   in.plan.control);
+                   in.plan.control, in.plan.communicator);
   } else {
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
-    // the thread count.
+    // the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
+    // the folds (one problem: its one task runs inline, on the calling thread, as combining needs).
     const std::size_t n = in.pred.n;
+    Communicator* comm = in.plan.communicator;
+    const bool by_problem = comm && problems.size() > 1;
+    const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
+    const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
     WorkLedger::start(in.plan.control, pilot_work(problems.size(), n));
     parallel_for(
-        problems.size(), in.plan.threads,
-        [&](std::size_t q, int) {
-          crossfit_pilot(problems[q], beta_design(*problems[q].lp), folds, options.folds, 1, in.plan.control);
-          WorkLedger::done(in.plan.control, pilot_work(1, n));
+        mine.size(), in.plan.threads,
+        [&](std::size_t own, int) {
+          Problem& pr = problems[mine.begin + own];
+          crossfit_pilot(pr, beta_design(*pr.lp), folds, options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
+          WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },
         in.plan.control);
+    if (by_problem)
+      for (std::size_t q = 0; q < problems.size(); ++q) {
+        if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);
+        combine_shares(comm, problems[q].pilot);
+      }
   }
   return problems;
 }

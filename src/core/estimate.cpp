@@ -56,18 +56,21 @@ std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows) {
   return rows;
 }
 
+std::vector<std::size_t> positions_of(const LabelledPoints& lp, std::span<const std::size_t> rows) {
+  std::vector<std::size_t> position(lp.points.n), out(rows.size());
+  for (std::size_t j = 0; j < lp.points.n; ++j) position[lp.original[j]] = j;
+  for (std::size_t r = 0; r < rows.size(); ++r) out[r] = position[rows[r]];
+  return out;
+}
+
 RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows) {
   const KernelPoints& x = lp.points;
-  const std::size_t n = x.n, R = rows.size();
-  std::vector<std::size_t> position(n);
-  for (std::size_t j = 0; j < n; ++j) position[lp.original[j]] = j;
+  const std::size_t R = rows.size();
   RowSubset out;
-  out.self.resize(R);
+  out.self = positions_of(lp, rows);
   std::vector<double> picked(R * x.dim);
-  for (std::size_t r = 0; r < R; ++r) {
-    out.self[r] = position[rows[r]];
+  for (std::size_t r = 0; r < R; ++r)
     for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(out.self[r], k);
-  }
   out.points = KernelPoints::from_rows(picked.data(), R, x.dim);
   return out;
 }

@@ -25,6 +25,9 @@ double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan&
 /// max_rows of them (fixed seed), in increasing order.
 std::vector<std::size_t> criterion_rows(std::size_t n, std::size_t max_rows);
 
+/// The (label-sorted) positions of the input rows `rows` in a problem.
+std::vector<std::size_t> positions_of(const LabelledPoints& lp, std::span<const std::size_t> rows);
+
 /// The input rows `rows` of a problem as evaluation points of a sweep against all its centres, with each
 /// one's own (label-sorted) centre position, the pair to leave out.
 struct RowSubset {

@@ -44,6 +44,8 @@ class BackwardSums {
     return {std::vector<double>(rows * block), std::vector<double>((lp_.points.dim + 1) * rows)};
   }
 
+  std::vector<std::span<double>> outputs() const { return {row_acc_, centre_acc_}; }
+
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
             const double* dots, std::size_t ld) const {
     const KernelPoints& x = lp_.points;

@@ -63,9 +63,14 @@ class ClassSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
-    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.max[q].m, s.sums.data() + q * lp_.classes);
+  std::size_t record_width() const { return 1 + lp_.classes; }  // m_j, then N_j
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    out[0] = s.max[q].m;
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * lp_.classes), lp_.classes, out + 1);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record[0], record + 1); }
 
   /// The same sums from the score tree (problems of dimension 2): the class indicators as payload. For
   /// one-dimensional problems only the positive class's: N_j0 = D_j - N_j1, as only their sum and N_j1
@@ -112,13 +117,12 @@ class LogKernelSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> sums, w, log_sums;
+    std::vector<double> sums, w;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     const std::size_t H = inv_h_.size();
-    return {std::vector<OnlineMax>(rows * H), std::vector<double>(rows * H), std::vector<double>(block),
-            std::vector<double>(H)};
+    return {std::vector<OnlineMax>(rows * H), std::vector<double>(rows * H), std::vector<double>(block)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -141,13 +145,14 @@ class LogKernelSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+  std::size_t record_width() const { return inv_h_.size(); }  // the log sums
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
     const std::size_t H = inv_h_.size();
-    for (std::size_t q = 0; q < rows; ++q) {
-      for (std::size_t b = 0; b < H; ++b) s.log_sums[b] = s.max[q * H + b].m + std::log(s.sums[q * H + b]);
-      finish_(row0 + q, s.log_sums.data());
-    }
+    for (std::size_t b = 0; b < H; ++b) out[b] = s.max[q * H + b].m + std::log(s.sums[q * H + b]);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record); }
 
   /// The same sums from the score tree (one-dimensional problems), one request per bandwidth.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
@@ -224,13 +229,13 @@ class PayloadSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
-    const std::size_t width = depth_ + 2;
-    for (std::size_t q = 0; q < rows; ++q) {
-      const double* acc = s.sums.data() + q * width;
-      finish_(row0 + q, acc[0], acc[1], acc + 2);
-    }
+  std::size_t record_width() const { return depth_ + 2; }  // D_j, Q_j, then A_j
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * (depth_ + 2)), depth_ + 2, out);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record[0], record[1], record + 2); }
 
   /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
   /// the squared weights, brought to the weights' scale.

@@ -75,10 +75,14 @@ class BandwidthClassSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
-    const std::size_t block = inv_h_.size() * lp_.classes;
-    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.sums.data() + q * block);
+  std::size_t record_width() const { return inv_h_.size() * lp_.classes; }
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    const std::size_t width = record_width();
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * width), width, out);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record); }
 
  private:
   const LabelledPoints& lp_;
@@ -137,10 +141,15 @@ class ClassSquareSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+  std::size_t record_width() const { return 2 * lp_.classes; }  // N_j, then Q_j
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
     const std::size_t L = lp_.classes;
-    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.sums.data() + q * L, s.squares.data() + q * L);
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * L), L, out);
+    std::copy_n(s.squares.begin() + static_cast<std::ptrdiff_t>(q * L), L, out + L);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record, record + lp_.classes); }
 
  private:
   const LabelledPoints& lp_;

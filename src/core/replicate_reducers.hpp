@@ -81,10 +81,16 @@ class ReplicateClassSums {
     }
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
+  std::size_t record_width() const { return 2 + lp_.classes * B_; }  // m_j, self_score_j, then N_j
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
     const std::size_t LB = lp_.classes * B_;
-    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.max[q].m, s.self[q], s.sums.data() + q * LB);
+    out[0] = s.max[q].m;
+    out[1] = s.self[q];
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * LB), LB, out + 2);
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record[0], record[1], record + 2); }
 
  private:
   const LabelledPoints& lp_;
@@ -142,9 +148,13 @@ class RelabelledClassSums {
     kern_.label_scatter(s.wt.data(), cols, labels_ + col0 * B_, B_, L_, s.acc.data());
   }
 
-  void end(Scratch& s, std::size_t row0, std::size_t rows) const {
-    for (std::size_t q = 0; q < rows; ++q) finish_(row0 + q, s.acc.data() + q, R);
+  std::size_t record_width() const { return B_ * L_; }  // N^b_jc at b*L + c
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    for (std::size_t i = 0; i < B_ * L_; ++i) out[i] = s.acc[i * R + q];
   }
+
+  void finish(std::size_t j, const double* record) const { finish_(j, record, 1); }
 
  private:
   std::size_t L_;

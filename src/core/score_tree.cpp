@@ -158,12 +158,20 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
                      [&](std::uint32_t a, std::uint32_t b) { return rows.x(a, 0) < rows.x(b, 0); });
   }
   const std::size_t none = std::numeric_limits<std::size_t>::max();
-  const std::size_t tasks = (R + kRowsPerTask - 1) / kRowsPerTask;
+  // Split across ranks, each takes a share of the tasks (runs of rows in score order) and the sums are
+  // combined: each row's from the one rank that computed it.
+  const Share mine = share_of((R + kRowsPerTask - 1) / kRowsPerTask, plan.communicator);
+  if (plan.communicator) {
+    std::fill(scale.begin(), scale.end(), 0.0);
+    std::fill(sums.begin(), sums.end(), 0.0);
+  }
   const double work = row_work(plan, 2, n) * request.pair_work;
+  const double counted = plan.communicator && mine.size() ? static_cast<double>(R) / static_cast<double>(std::min(R, mine.end * kRowsPerTask) - mine.begin * kRowsPerTask) : 1.0;
   WorkLedger::start(plan.control, static_cast<double>(R) * work);
   parallel_for(
-      tasks, plan.threads,
-      [&](std::size_t task, int) {
+      mine.size(), plan.threads,
+      [&](std::size_t own_task, int) {
+        const std::size_t task = mine.begin + own_task;
         std::vector<std::int32_t> stack;
         std::vector<double> acc(columns), vals(columns), expo(kLeaf);
         std::array<double, kTerms> power;  // tau^a
@@ -265,9 +273,11 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
           scale[row] = m;
           std::copy(acc.begin(), acc.end(), sums.begin() + static_cast<std::ptrdiff_t>(row * columns));
         }
-        WorkLedger::done(plan.control, static_cast<double>(r_end - task * kRowsPerTask) * work);
+        WorkLedger::done(plan.control, static_cast<double>(r_end - task * kRowsPerTask) * work * counted);
       },
       plan.control);
+  combine_shares(plan.communicator, scale);
+  combine_shares(plan.communicator, sums);
 }
 
 }  // namespace ecekde::detail

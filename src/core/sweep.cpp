@@ -44,6 +44,7 @@ SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
   plan.control = execution.control;
   plan.expansions = !execution.full_sweep;
   plan.single_precision = execution.precision == Precision::single;
+  plan.communicator = split_across(execution.communicator);
   return plan;
 }
 

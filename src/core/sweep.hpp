@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/distributed.hpp"
 #include "core/kernels.hpp"
 #include "core/parallel.hpp"
 #include "core/messages.hpp"
@@ -46,6 +47,10 @@ struct KernelPoints {
   void centre_offsets(double h, std::span<double> out) const;
 };
 
+/// Bytes of row records a distributed sweep combines at a time (over all ranks): its rows go in rounds
+/// of at most this much, so that wide records (the bootstrap's classes x replicates) stay bounded.
+inline constexpr std::size_t kRecordBytes = std::size_t{64} << 20;
+
 /// How a sweep is cut and run.
 struct SweepPlan {
   const TileKernels* kernels = nullptr;
@@ -54,6 +59,8 @@ struct SweepPlan {
   RunControl* control = nullptr;  // progress (counted per tile of rows) and cancellation (checked per tile)
   bool expansions = true;  // one-dimensional problems by the score tree's expansions (score_tree.hpp)
   bool single_precision = false;  // reducers that take float tiles get them (sweep(), below)
+  Communicator* communicator = nullptr;  // ranks to split the rows across (distributed.hpp); null = alone
+  std::size_t record_bytes = kRecordBytes;  // split: row records combined per round (sweep_blocks)
 
   static SweepPlan from(const ExecutionOptions& execution);
 };
@@ -83,30 +90,34 @@ double work_per_pair(const Reducer& reducer) {
     return 1.0;
 }
 
-/// Per-worker state of a sweep: the reducer's scratch and a tile of dot products (of type Dot), made on a
-/// worker's first task and reused for the rest.
+/// Per-worker state of a sweep: the reducer's scratch, a tile of dot products (of type Dot) and room for
+/// one row's record (`record_width` values), made on a worker's first task and reused for the rest.
 template <class Reducer, class Dot = double>
 class WorkerScratch {
  public:
-  WorkerScratch(const Reducer& reducer, int workers, std::size_t row_tile, std::size_t block)
-      : reducer_(reducer), row_tile_(row_tile), block_(block),
-        scratch_(static_cast<std::size_t>(std::max(workers, 1))), dots_(scratch_.size()) {}
+  WorkerScratch(const Reducer& reducer, int workers, std::size_t row_tile, std::size_t block,
+                std::size_t record_width = 0)
+      : reducer_(reducer), row_tile_(row_tile), block_(block), record_width_(record_width),
+        scratch_(static_cast<std::size_t>(std::max(workers, 1))), dots_(scratch_.size()), records_(scratch_.size()) {}
 
   typename Reducer::Scratch& scratch(int worker) {
     auto& s = scratch_[static_cast<std::size_t>(worker)];
     if (!s) {
       s.emplace(reducer_.scratch(row_tile_, block_));
       dots_[static_cast<std::size_t>(worker)].resize(row_tile_ * block_);
+      records_[static_cast<std::size_t>(worker)].resize(record_width_);
     }
     return *s;
   }
   Dot* dots(int worker) { return dots_[static_cast<std::size_t>(worker)].data(); }
+  double* record(int worker) { return records_[static_cast<std::size_t>(worker)].data(); }
 
  private:
   const Reducer& reducer_;
-  std::size_t row_tile_, block_;
+  std::size_t row_tile_, block_, record_width_;
   std::vector<std::optional<typename Reducer::Scratch>> scratch_;
   std::vector<std::vector<Dot>> dots_;
+  std::vector<std::vector<double>> records_;
 };
 
 /// A reducer whose tile() also takes float dot products (a template over the dot type): the float path.
@@ -116,34 +127,66 @@ concept TakesFloatTiles = requires(const Reducer& r, typename Reducer::Scratch& 
 };
 
 /// The blocks of sweep(), for dot products of type Dot: row_side is rows x dim (the rows' log x), centre_side
-/// dim x centres (the centres' x, transposed), both as `dot` reads them.
+/// dim x centres (the centres' x, transposed), both as `dot` reads them. Split across ranks
+/// (plan.communicator), each rank sweeps its share of the rows in rounds; a round's records are combined
+/// over the ranks and every rank finishes every row of the round, in the same order as alone.
 template <class Dot, class Reducer, class DotKernel>
 void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, std::size_t m, std::size_t dim,
                   DotKernel dot, const SweepPlan& plan, const Reducer& reducer) {
   const std::size_t block = std::max<std::size_t>(1, plan.block);
-  const std::size_t tile_rows = row_tile(reducer, dim, block);
-  const std::size_t tasks = (n + block - 1) / block;
-  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), tasks));
-  WorkerScratch<Reducer, Dot> per_worker(reducer, workers, tile_rows, block);
+  const std::size_t tile_rows = row_tile(reducer, dim, block), width = reducer.record_width();
+  Communicator* comm = plan.communicator;
+  const Share mine = share_of(n, comm);
+  const int ranks = comm ? comm->size() : 1;
+  // Rows per rank and round: all of them alone; else as many as fit plan.record_bytes over all ranks.
+  const std::size_t largest_share = (n + static_cast<std::size_t>(ranks) - 1) / static_cast<std::size_t>(ranks);
+  const std::size_t round_rows = std::max<std::size_t>(
+      1, comm ? std::min(largest_share, plan.record_bytes / (sizeof(double) * width * static_cast<std::size_t>(ranks)))
+              : n);
+  const std::size_t rounds = (largest_share + round_rows - 1) / round_rows;
+  const std::size_t most_tasks = (std::min(round_rows, mine.size()) + block - 1) / block;
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(most_tasks, 1)));
+  WorkerScratch<Reducer, Dot> per_worker(reducer, workers, tile_rows, block, width);
   const double row_work = static_cast<double>(m) * work_per_pair(reducer);
+  const double counted = mine.size() ? static_cast<double>(n) / static_cast<double>(mine.size()) : 0.0;  // per own row
   WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
-  parallel_for(tasks, workers, [&](std::size_t task, int worker) {
-    auto& s = per_worker.scratch(worker);
-    Dot* d = per_worker.dots(worker);
-    const std::size_t r_end = std::min(n, (task + 1) * block);
-    for (std::size_t r0 = task * block; r0 < r_end; r0 += tile_rows) {
-      const std::size_t nr = std::min(tile_rows, r_end - r0);
-      reducer.begin(s, r0, nr);
-      for (std::size_t c0 = 0; c0 < m; c0 += block) {
-        WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
-        const std::size_t cols = std::min(block, m - c0);
-        dot(row_side + r0 * dim, dim, centre_side + c0, m, nr, cols, dim, d, block);
-        reducer.tile(s, r0, nr, c0, cols, static_cast<const Dot*>(d), block);
+  std::vector<double> records(comm ? round_rows * static_cast<std::size_t>(ranks) * width : 0);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const std::size_t first = std::min(mine.end, mine.begin + round * round_rows);
+    const std::size_t last = std::min(mine.end, first + round_rows);
+    // Alone, each row is finished as soon as it is done; split, its record goes to the round's buffer.
+    double* own_records = comm ? records.data() + static_cast<std::size_t>(comm->rank()) * round_rows * width : nullptr;
+    std::fill(records.begin(), records.end(), 0.0);
+    parallel_for((last - first + block - 1) / block, workers, [&](std::size_t task, int worker) {
+      auto& s = per_worker.scratch(worker);
+      Dot* d = per_worker.dots(worker);
+      const std::size_t r_end = std::min(last, first + (task + 1) * block);
+      for (std::size_t r0 = first + task * block; r0 < r_end; r0 += tile_rows) {
+        const std::size_t nr = std::min(tile_rows, r_end - r0);
+        reducer.begin(s, r0, nr);
+        for (std::size_t c0 = 0; c0 < m; c0 += block) {
+          WorkLedger::check(plan.control);  // per tile, so that a stop is prompt at any n
+          const std::size_t cols = std::min(block, m - c0);
+          dot(row_side + r0 * dim, dim, centre_side + c0, m, nr, cols, dim, d, block);
+          reducer.tile(s, r0, nr, c0, cols, static_cast<const Dot*>(d), block);
+        }
+        for (std::size_t q = 0; q < nr; ++q) {
+          double* record = own_records ? own_records + (r0 + q - first) * width : per_worker.record(worker);
+          reducer.record(s, q, record);
+          if (!own_records) reducer.finish(r0 + q, record);
+        }
+        WorkLedger::done(plan.control, static_cast<double>(nr) * row_work * (comm ? counted : 1.0));
       }
-      reducer.end(s, r0, nr);
-      WorkLedger::done(plan.control, static_cast<double>(nr) * row_work);
-    }
-  });
+    });
+    if (!comm) continue;
+    combine_shares(comm, records);
+    parallel_for(static_cast<std::size_t>(ranks), workers, [&](std::size_t rank, int) {
+      const Share theirs = share_of(n, static_cast<int>(rank), ranks);
+      const std::size_t start = theirs.begin + round * round_rows;
+      for (std::size_t j = start; j < std::min(theirs.end, start + round_rows); ++j)
+        reducer.finish(j, records.data() + (rank * round_rows + j - start) * width);
+    });
+  }
 }
 
 /// Walks all (row, centre) pairs: rows are evaluation points (their log_x is used), centres the kernel
@@ -153,7 +196,9 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
 ///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
 ///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
 ///             const double* dots, std::size_t ld) const;  dots[q*ld + c] = sum_k log x_{row0+q,k} x_{col0+c,k}
-///   void end(Scratch&, std::size_t row0, std::size_t rows) const;   writes results of those rows
+///   std::size_t record_width() const;                     values a row's result takes
+///   void record(const Scratch&, std::size_t q, double* out) const;   row0 + q's result, after its last tile
+///   void finish(std::size_t j, const double* record) const;          hands row j's result on
 /// Rows are independent, so results do not depend on the thread count; each row sees the centre
 /// blocks in increasing order. When rows and centres are the same points, the diagonal pair (j, j) is
 /// present in `dots` and leave-one-out reducers exclude it.
@@ -189,36 +234,44 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
   sweep(pts, pts, plan, reducer);
 }
 
-/// Walks all (row, centre) pairs in rounds, for reductions that also accumulate per centre (gradients,
-/// bootstrap). With nb blocks, round r pairs row block a with centre block (a + r) mod nb, for every a in
+/// Walks all (row, centre) pairs in rounds, for reductions that also accumulate per centre (gradients).
+/// With nb blocks, round r pairs row block a with centre block (a + r) mod nb, for every a in
 /// parallel: no two tasks of a round share a row block or a centre block, so the reducer may add into
 /// row-indexed and centre-indexed outputs without locks, and each output receives its contributions in
 /// an order fixed by the block size alone, never by the thread count. The Reducer provides
 ///   struct Scratch;  Scratch scratch(std::size_t row_tile, std::size_t block) const;
 ///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
 ///             double* dots, std::size_t ld) const;
+///   std::vector<std::span<double>> outputs() const;   what it adds into, zero before the sweep
+/// Split across ranks, each rank takes its share of the row blocks and the outputs are then summed over
+/// the ranks: a row's output comes from one rank, a centre's adds the ranks' partial sums (so these
+/// agree with a single process to rounding, not bitwise).
 template <class Reducer>
 void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
   const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
   const std::size_t tile_rows = row_tile(reducer, dim, block);
   const std::size_t blocks = (n + block - 1) / block;
-  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), blocks));
+  const Share mine = share_of(blocks, plan.communicator);
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(mine.size(), 1)));
   WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
   const TileKernels& kern = *plan.kernels;
+  const double counted = mine.size() ? static_cast<double>(blocks) / static_cast<double>(mine.size()) : 0.0;
   WorkLedger::start(plan.control, static_cast<double>(n) * static_cast<double>(n) * work_per_pair(reducer));
   for (std::size_t round = 0; round < blocks; ++round)
-    parallel_for(blocks, workers, [&](std::size_t a, int worker) {
+    parallel_for(mine.size(), workers, [&](std::size_t task, int worker) {
       auto& s = per_worker.scratch(worker);
       double* d = per_worker.dots(worker);
+      const std::size_t a = mine.begin + task;
       const std::size_t c0 = ((a + round) % blocks) * block, cols = std::min(block, n - c0);
       const std::size_t r_end = std::min(n, (a + 1) * block);
       for (std::size_t r0 = a * block; r0 < r_end; r0 += tile_rows) {
         const std::size_t rows = std::min(tile_rows, r_end - r0);
         kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
         reducer.tile(s, r0, rows, c0, cols, d, block);
-        WorkLedger::done(plan.control, static_cast<double>(rows * cols) * work_per_pair(reducer));
+        WorkLedger::done(plan.control, static_cast<double>(rows * cols) * work_per_pair(reducer) * counted);
       }
     });
+  for (std::span<double> out : reducer.outputs()) combine_shares(plan.communicator, out);
 }
 
 /// A block of centre offsets a_i(h) split into floats hi + lo (hi = a_i rounded to float, lo = the rest

@@ -80,7 +80,9 @@ namespace {
 using Statistic = std::function<double(ProbsView, LabelsView)>;
 using Root = std::function<double(double)>;
 
-ExecutionOptions execution_of(const Settings& s) { return {.threads = s.threads, .control = s.control}; }
+ExecutionOptions execution_of(const Settings& s) {
+  return {.threads = s.threads, .control = s.control, .communicator = s.communicator};
+}
 
 // Percentile bootstrap (rows resampled) and consistency-resampling test of a statistic of the data.
 Uncertainty resample(ProbsView probs, LabelsView labels, const Statistic& statistic, const Root& root,

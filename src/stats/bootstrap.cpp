@@ -229,14 +229,20 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   detail::WorkLedger::plan(execution.control, static_cast<double>(options.replicates + 1));  // one unit per statistic
   const double estimate = statistic(all);
   detail::WorkLedger::done(execution.control, 1);
-  std::vector<double> values(options.replicates);
+  std::vector<double> values(options.replicates, 0.0);
+  // Split across ranks, each computes its share of the replicates (a statistic must then not use the
+  // communicator itself: it runs on the workers).
+  Communicator* comm = detail::split_across(execution.communicator);
+  const detail::Share mine = detail::share_of(options.replicates, comm);
+  const double counted = static_cast<double>(options.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(
-      options.replicates, execution.threads,
-      [&](std::size_t b, int) {
-        values[b] = statistic(bootstrap_indices(n, options.seed, b));
-        detail::WorkLedger::done(execution.control, 1);
+      mine.size(), execution.threads,
+      [&](std::size_t own, int) {
+        values[mine.begin + own] = statistic(bootstrap_indices(n, options.seed, mine.begin + own));
+        detail::WorkLedger::done(execution.control, counted);
       },
       execution.control);
+  detail::combine_shares(comm, values);
   return detail::make_interval(estimate, std::move(values), options.level);
 }
 

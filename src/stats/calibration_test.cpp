@@ -117,14 +117,20 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   out.null_values.assign(test.replicates, 0.0);
   // Read and checked once, not once per copy (an n x K copy each: at K = 1,000 most of a binned test's time).
   const std::vector<double> f = detail::read_probabilities(probs, false);
+  // Split across ranks, each computes its share of the copies (as bootstrap()).
+  Communicator* comm = detail::split_across(execution.communicator);
+  const detail::Share mine = detail::share_of(test.replicates, comm);
+  const double counted = static_cast<double>(test.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(
-      test.replicates, execution.threads,
-      [&](std::size_t b, int) {
+      mine.size(), execution.threads,
+      [&](std::size_t own, int) {
+        const std::size_t b = mine.begin + own;
         const std::vector<std::int64_t> y = detail::draw_labels(f, probs.rows(), probs.cols(), test.seed, b);
         out.null_values[b] = statistic(probs, LabelsView(y));
-        detail::WorkLedger::done(execution.control, 1);
+        detail::WorkLedger::done(execution.control, counted);
       },
       execution.control);
+  detail::combine_shares(comm, out.null_values);
   out.p_value = detail::p_value(out.statistic, out.null_values);
   return out;
 }

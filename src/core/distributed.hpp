@@ -1,0 +1,40 @@
+// How the sweeps split their work across the ranks of a distributed run (ecekde/communicator.hpp).
+// Every rank holds the whole input; each computes a contiguous share of the rows (or of the problems,
+// or of the folds) and the results are combined by an all_sum in which each value comes from one rank
+// and the others add zeros. x + 0 = x exactly, so every rank then holds the values a single process
+// would have computed, bitwise, and goes on as it would.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+
+#include "ecekde/communicator.hpp"
+
+namespace ecekde::detail {
+
+/// The items [begin, end) of `count` that one rank computes: contiguous, in rank order, sizes within 1.
+struct Share {
+  std::size_t begin = 0, end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+inline Share share_of(std::size_t count, int rank, int ranks) {
+  const auto r = static_cast<std::size_t>(rank), R = static_cast<std::size_t>(ranks);
+  return {count * r / R, count * (r + 1) / R};
+}
+
+/// This process's share: everything when it runs alone (no communicator, or one rank).
+inline Share share_of(std::size_t count, const Communicator* comm) {
+  return comm ? share_of(count, comm->rank(), comm->size()) : Share{0, count};
+}
+
+/// The communicator of a run that is split across more than one rank, else null.
+inline Communicator* split_across(Communicator* comm) { return comm && comm->size() > 1 ? comm : nullptr; }
+
+/// Combines values that each rank computed for its own share, zeros elsewhere (a no-op alone).
+inline void combine_shares(Communicator* comm, std::span<double> values) {
+  if (comm && !values.empty()) comm->all_sum(values);
+}
+
+}  // namespace ecekde::detail
