@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "distributed.hpp"
 
 namespace ecekde::cli {
 
@@ -35,6 +36,7 @@ int report_error(std::string_view message, int status) {
   std::string line(message);
   for (char& c : line)
     if (c == '\n' || c == '\r') c = ' ';
+  line += before_error_report();
   std::cout.flush();
   std::cerr << "ecekde: error: " << line << std::endl;
   return status;

@@ -11,6 +11,7 @@
 #include "ecekde/options.hpp"
 #include "input_flags.hpp"
 #include "interrupt.hpp"
+#include "distributed.hpp"
 #include "progress.hpp"
 #include "ecekde/report.hpp"
 #include "option_flags.hpp"
@@ -56,10 +57,11 @@ struct EstimateCommand {
     EstimateOptions o;
     flags.apply(options::estimate_options(), o, {"type"});
     o.execution.control = &run_control();
+    o.execution.communicator = communicator();
     const io::Predictions in = load_inputs(input);
     const ProbsView probs = in.probs.view();
 
-    Progress shown(progress || Progress::stderr_is_terminal(), run_control());
+    Progress shown(prints() && (progress || Progress::stderr_is_terminal()), run_control());
     std::vector<Result> results;
     for (CalibrationType t : chosen_types(named, probs.cols())) {
       o.type = t;
@@ -68,6 +70,7 @@ struct EstimateCommand {
     }
 
     stop_if_interrupted();
+    if (!prints()) return;
     if (!json) {
       print_table(std::cout, results);
       return;

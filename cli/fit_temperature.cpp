@@ -10,6 +10,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "interrupt.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
@@ -61,6 +62,7 @@ struct FitTemperatureCommand {
   bool json = false;
 
   void run() const {
+    require_one_process("fit-temperature");
     if (logits.empty()) throw UsageError("no input: give --logits (and --labels to fit T)");
     if (temperature && !labels.empty()) throw UsageError("give either --labels (to fit T) or --temperature, not both");
     if (!temperature && labels.empty()) throw UsageError("--logits needs --labels (or --temperature with --apply)");

@@ -1,14 +1,17 @@
 // The ecekde command: everything goes through one call; any failure is one line on stderr, and an
-// interruption (Ctrl-C) ends it with "ecekde: interrupted" (interrupt.hpp).
+// interruption (Ctrl-C) ends it with "ecekde: interrupted" (interrupt.hpp). Under mpirun, a failure on
+// any rank ends the job (distributed.hpp).
 #include <exception>
 #include <iostream>
 #include <new>
 
 #include "app.hpp"
+#include "distributed.hpp"
 #include "interrupt.hpp"
 
-int main(int argc, char** argv) {
-  ecekde::cli::install_interrupt_handlers();
+namespace {
+
+int run_command(int argc, char** argv) {
   const auto interrupted = [] {
     std::cout.flush();
     std::cerr << "ecekde: interrupted" << std::endl;
@@ -28,4 +31,12 @@ int main(int argc, char** argv) {
   } catch (...) {
     return ecekde::cli::report_error("unexpected error", ecekde::cli::kErrorExit);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ecekde::cli::Distributed distributed(argc, argv);
+  ecekde::cli::install_interrupt_handlers();
+  return distributed.finish(run_command(argc, argv));
 }

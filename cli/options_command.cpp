@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "ecekde/options.hpp"
 #include "ecekde/report.hpp"
 #include "option_flags.hpp"
@@ -87,7 +88,10 @@ void print_option_tables(std::ostream& out) {
 void register_options(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("options", "Print every option of the library's entry points as Markdown "
                                                 "(name, flag, default, who reads it, meaning)");
-  sub->callback([] { print_option_tables(std::cout); });
+  sub->callback([] {
+    require_one_process("options");
+    print_option_tables(std::cout);
+  });
 }
 
 }  // namespace ecekde::cli

@@ -11,6 +11,7 @@
 #include "input_flags.hpp"
 #include "interrupt.hpp"
 #include "option_flags.hpp"
+#include "distributed.hpp"
 #include "progress.hpp"
 #include "report_plots.hpp"
 
@@ -32,21 +33,23 @@ struct ReportCommand {
     report::Settings settings;
     flags.apply(report::options(), settings);
     settings.control = &run_control();
+    settings.communicator = communicator();
     const io::Predictions in = load_inputs(input);
     const std::optional<report::PreparedInput> owned = report::prepare(in.probs.view(), in.labels.view(), settings);
     const ProbsView probs = owned ? owned->probs_view() : in.probs.view();
     const LabelsView labels = owned ? owned->labels_view() : in.labels.view();
-    if (probs.rows() > kLargeN)
+    if (probs.rows() > kLargeN && prints())
       std::cerr << "ecekde: warning: n = " << probs.rows()
                 << " samples: ECE^KDE costs O(n^2) per sweep and the report runs dozens of sweeps; this may "
                    "take minutes (--replicates 0 skips the intervals and tests)\n";
 
-    Progress shown(progress || Progress::stderr_is_terminal(), run_control());
+    Progress shown(prints() && (progress || Progress::stderr_is_terminal()), run_control());
     const auto stage = [&shown](std::string_view name, const std::function<void()>& work) { shown.stage(name, work); };
     const std::string dtype = in.probs.view().dtype() == ProbsView::DType::float32 ? "float32" : "float64";
     const report::Report r = report::compute_prepared(probs, labels, settings, dtype, stage);
 
     stop_if_interrupted();
+    if (!prints()) return;
     report::Provenance provenance;
     provenance.files = inputs_json(input);
     if (!plot_directory.empty()) {

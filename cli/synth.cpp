@@ -13,6 +13,7 @@
 
 #include "app.hpp"
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "interrupt.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
@@ -77,6 +78,7 @@ struct SynthCommand {
   bool no_truth = false, json = false;
 
   void run() {
+    require_one_process("synth");
     SyntheticModel model;
     flags.apply(options::synthetic_model_options(), model);
     GroundTruthOptions truth;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "ecekde/communicator.hpp"
@@ -36,5 +37,13 @@ inline Communicator* split_across(Communicator* comm) { return comm && comm->siz
 inline void combine_shares(Communicator* comm, std::span<double> values) {
   if (comm && !values.empty()) comm->all_sum(values);
 }
+
+/// Throws Error on every rank unless every rank passes the same `what` (sizes, a checksum of the input:
+/// a few exact doubles, the first two named in the message as n and K), so that ranks given different
+/// inputs stop with a message instead of combining unrelated sums (or waiting on each other).
+void check_same_input(Communicator* comm, std::span<const double> what);
+
+/// A checksum of doubles and labels as an exact double (52 bits), for check_same_input().
+double checksum(std::span<const double> values, std::span<const std::int32_t> labels);
 
 }  // namespace ecekde::detail

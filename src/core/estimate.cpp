@@ -204,6 +204,9 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
     out.pred.k = probs.cols();
     out.pred.y.assign(out.pred.n, 0);
   }
+  check_same_input(out.plan.communicator,
+                   std::vector<double>{static_cast<double>(out.pred.n), static_cast<double>(out.pred.k),
+                                       static_cast<double>(type), checksum(out.pred.f, out.pred.y)});
   out.problems = make_problems(out.pred, type);
   return out;
 }

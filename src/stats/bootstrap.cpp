@@ -233,6 +233,8 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   // Split across ranks, each computes its share of the replicates (a statistic must then not use the
   // communicator itself: it runs on the workers).
   Communicator* comm = detail::split_across(execution.communicator);
+  detail::check_same_input(comm, std::vector<double>{static_cast<double>(n), 0, static_cast<double>(options.replicates),
+                                                     static_cast<double>(options.seed >> 12)});
   const detail::Share mine = detail::share_of(options.replicates, comm);
   const double counted = static_cast<double>(options.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(

@@ -119,6 +119,8 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   const std::vector<double> f = detail::read_probabilities(probs, false);
   // Split across ranks, each computes its share of the copies (as bootstrap()).
   Communicator* comm = detail::split_across(execution.communicator);
+  detail::check_same_input(comm, std::vector<double>{static_cast<double>(probs.rows()), static_cast<double>(probs.cols()),
+                                                     static_cast<double>(test.replicates), static_cast<double>(test.seed >> 12)});
   const detail::Share mine = detail::share_of(test.replicates, comm);
   const double counted = static_cast<double>(test.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(

@@ -248,3 +248,28 @@ TEST(Distributed, KernelRegressionMatchesAloneBitwise) {
 }
 
 }  // namespace
+
+namespace {
+
+// Ranks given different data stop with one message on every rank instead of combining unrelated sums.
+TEST(Distributed, DifferentInputsOnTheRanksAreAnError) {
+  const oracle::Data a = testdata::softmax_predictions(120, 3, 1), b = testdata::softmax_predictions(100, 3, 2);
+  ecekde::testing::ThreadRanks group(2);
+  std::vector<std::string> messages(2);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    const oracle::Data& d = rank == 0 ? a : b;
+    ecekde::EstimateOptions o;
+    o.execution.threads = 1;
+    o.execution.communicator = &comm;
+    try {
+      ecekde::estimate(view(d), ecekde::LabelsView(d.y), o);
+    } catch (const ecekde::Error& e) {
+      messages[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  EXPECT_EQ(messages[0], messages[1]);
+  EXPECT_NE(messages[0].find("different inputs"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[0].find("rank 1: n = 100, K = 3"), std::string::npos) << messages[0];
+}
+
+}  // namespace

@@ -1,0 +1,71 @@
+#include "distributed.hpp"
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "app.hpp"
+
+#ifdef ECEKDE_WITH_MPI
+#include "ecekde/mpi.hpp"
+#endif
+
+namespace ecekde::cli {
+
+namespace {
+
+#ifdef ECEKDE_WITH_MPI
+std::unique_ptr<mpi::Session> g_session;
+std::unique_ptr<mpi::Ranks> g_ranks;  // set when there are at least two
+#endif
+
+int rank() { return communicator() ? communicator()->rank() : 0; }
+
+}  // namespace
+
+Distributed::Distributed([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
+#ifdef ECEKDE_WITH_MPI
+  if (!mpi::launched_by_mpirun()) return;
+  g_session = std::make_unique<mpi::Session>(argc, argv);
+  auto world = std::make_unique<mpi::Ranks>();
+  if (world->size() > 1) g_ranks = std::move(world);
+#endif
+}
+
+Distributed::~Distributed() {
+#ifdef ECEKDE_WITH_MPI
+  g_ranks.reset();
+  g_session.reset();
+#endif
+}
+
+int Distributed::finish(int status) {
+#ifdef ECEKDE_WITH_MPI
+  if (status != 0 && g_ranks) mpi::abort_all(status);
+#endif
+  return status;
+}
+
+Communicator* communicator() {
+#ifdef ECEKDE_WITH_MPI
+  return g_ranks.get();
+#else
+  return nullptr;
+#endif
+}
+
+bool prints() { return rank() == 0; }
+
+std::string before_error_report() {
+  if (prints()) return "";
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  return " (rank " + std::to_string(rank()) + " of " + std::to_string(communicator()->size()) + ")";
+}
+
+void require_one_process(std::string_view command) {
+  if (communicator())
+    throw UsageError("'" + std::string(command) + "' runs on one process; start it without mpirun (estimate "
+                     "and report split their work across ranks)");
+}
+
+}  // namespace ecekde::cli

@@ -1,0 +1,65 @@
+#include "ecekde/mpi.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "ecekde/error.hpp"
+
+namespace ecekde::mpi {
+
+namespace {
+
+void check(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+}  // namespace
+
+Session::Session(int& argc, char**& argv) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised) return;
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  owned_ = true;
+  // Errors come back as codes (turned into exceptions), not as MPI's own abort.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Session::~Session() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (owned_ && !finalised) MPI_Finalize();
+}
+
+bool launched_by_mpirun() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+void abort_all(int status) {
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);  // MPI_Abort does not return; should it, the process still ends
+}
+
+Ranks::Ranks(MPI_Comm comm) : comm_(comm) {
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+void Ranks::all_sum(std::span<double> values) {
+  constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are ints
+  for (std::size_t at = 0; at < values.size(); at += kPiece) {
+    const int count = static_cast<int>(std::min(kPiece, values.size() - at));
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data() + at, count, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+  }
+  bytes_ += static_cast<double>(values.size() * sizeof(double));
+}
+
+}  // namespace ecekde::mpi
