@@ -13,7 +13,8 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DEB_PACKAGES := cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
                 libtorch-dev python3-torch python3-numpy python3-matplotlib python3-pytest python3-dev \
-                pybind11-dev python3-pybind11 dataset-fashion-mnist zlib1g-dev clang libfuzzer-14-dev libopenblas-dev
+                pybind11-dev python3-pybind11 dataset-fashion-mnist zlib1g-dev clang libfuzzer-14-dev libopenblas-dev \
+                libopenmpi-dev openmpi-bin
 
 .PHONY: deps configure build run test test-asan fuzz bench clean
 

@@ -36,7 +36,7 @@ int report_error(std::string_view message, int status) {
   std::string line(message);
   for (char& c : line)
     if (c == '\n' || c == '\r') c = ' ';
-  line += before_error_report();
+  line += before_error_report(status);
   std::cout.flush();
   std::cerr << "ecekde: error: " << line << std::endl;
   return status;

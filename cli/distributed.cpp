@@ -1,10 +1,12 @@
 #include "distributed.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
 #include "app.hpp"
+#include "interrupt.hpp"
 
 #ifdef ECEKDE_WITH_MPI
 #include "ecekde/mpi.hpp"
@@ -56,9 +58,12 @@ Communicator* communicator() {
 
 bool prints() { return rank() == 0; }
 
-std::string before_error_report() {
+std::string before_error_report(int status) {
   if (prints()) return "";
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  for (int wait = 0; wait < 40; ++wait) {
+    if (run_control().cancelled()) std::_Exit(status);  // mpirun is ending the job (SIGTERM): rank 0 has spoken
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   return " (rank " + std::to_string(rank()) + " of " + std::to_string(communicator()->size()) + ")";
 }
 

@@ -29,10 +29,11 @@ Communicator* communicator();
 /// Whether this process prints and writes files: rank 0, or the process alone.
 bool prints();
 
-/// Before a rank other than 0 reports a failure: waits a second, so that a failure every rank shares (bad
-/// input) is reported once, by rank 0, whose finish() ends the job first. Returns " (rank r of R)" to
-/// append to the message ("" on rank 0 or alone).
-std::string before_error_report();
+/// Before a rank other than 0 reports a failure (or an interruption): waits up to two seconds, so that a
+/// failure every rank shares (bad input) is reported once, by rank 0, whose finish() ends the job. When
+/// mpirun's signal to end the job arrives meanwhile, this rank ends quietly with `status`. Returns
+/// " (rank r of R)" to append to the message ("" on rank 0 or alone).
+std::string before_error_report(int status);
 
 /// Throws UsageError when `command` (one that does not split its work) was started on several ranks.
 void require_one_process(std::string_view command);

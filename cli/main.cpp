@@ -13,6 +13,7 @@ namespace {
 
 int run_command(int argc, char** argv) {
   const auto interrupted = [] {
+    ecekde::cli::before_error_report(ecekde::cli::interrupted_status());
     std::cout.flush();
     std::cerr << "ecekde: interrupted" << std::endl;
     return ecekde::cli::interrupted_status();

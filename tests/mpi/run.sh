@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The CLI under mpirun, as ctest runs it: run.sh ECEKDE MPIRUN WORKDIR CASE [RANKS]
+#   same-numbers R   estimate (crossfit and paper, every type) and report (B = 8) on R ranks print exactly
+#                    what they print alone (the JSON documents compared byte for byte)
+#   missing-file     one rank cannot read its input: the job ends, non-zero, naming the file and the rank
+#   different-data   the ranks read different files: one line saying so, non-zero
+#   bad-input        every rank reads a bad row: one line (from rank 0), non-zero
+#   killed-rank      a rank is killed (SIGKILL) mid-run: the job ends, non-zero, within the timeout
+# Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
+set -uo pipefail
+ecekde=$1 mpirun_bin=$2 work=$3 case=$4 ranks=${5:-2}
+mkdir -p "$work" && cd "$work" || exit 1
+mpi=("$mpirun_bin" --oversubscribe --bind-to none)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+fail() { echo "FAIL: $*"; exit 1; }
+
+data() {  # data NAME N SEED: a synthetic K = 4 model (ecekde synth), once
+  [ -f "$1_probs.npy" ] || "$ecekde" synth --n "$2" --classes 4 --t2 0.7 --seed "$3" --no-truth \
+    --probs "$1_probs.npy" --labels "$1_labels.npy" > /dev/null || fail "synth"
+}
+
+case "$case" in
+  same-numbers)
+    data a 1200 1
+    for args in "estimate --type all" "estimate --type all --estimator paper" "report --replicates 8"; do
+      # shellcheck disable=SC2086
+      "$ecekde" $args --probs a_probs.npy --labels a_labels.npy --threads 1 --json > alone.json || fail "alone: $args"
+      # shellcheck disable=SC2086
+      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" $args --probs a_probs.npy --labels a_labels.npy --threads 1 \
+        --json > ranks.json 2> ranks.err || { cat ranks.err; fail "$ranks ranks: $args"; }
+      cmp -s alone.json ranks.json || { diff alone.json ranks.json | head -20; fail "$ranks ranks differ: $args"; }
+      echo "same on $ranks ranks: $args ($(wc -c < alone.json) bytes)"
+    done ;;
+  missing-file)
+    data c 400 1
+    timeout 120 "${mpi[@]}" -np 1 "$ecekde" estimate --probs c_probs.npy --labels c_labels.npy --threads 1 : \
+      -np 1 "$ecekde" estimate --probs nowhere.npy --labels c_labels.npy --threads 1 > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
+    grep -q "^ecekde: error: .*nowhere.npy.* (rank 1 of 2)$" err.txt || { cat err.txt; fail "no one-line error naming the file and rank"; }
+    [ ! -s out.txt ] || fail "something was printed" ;;
+  different-data)
+    data c 400 1 && data d 300 2
+    timeout 120 "${mpi[@]}" -np 1 "$ecekde" estimate --probs c_probs.npy --labels c_labels.npy --threads 1 : \
+      -np 1 "$ecekde" estimate --probs d_probs.npy --labels d_labels.npy --threads 1 > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
+    grep -q "^ecekde: error: the ranks were given different inputs or options (rank 0: n = 400, K = 4; rank 1: n = 300, K = 4)" err.txt \
+      || { cat err.txt; fail "no one-line error"; }
+    [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
+  bad-input)
+    printf '0.5,0.5\n0.7,0.7\n0.2,0.8\n' > bad.csv && printf '0\n1\n1\n' > bad_labels.csv
+    timeout 120 "${mpi[@]}" -np "$ranks" "$ecekde" estimate --probs bad.csv --labels bad_labels.csv > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
+    grep -q "^ecekde: error: .*row 1" err.txt || { cat err.txt; fail "no one-line error naming the row"; }
+    [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
+  killed-rank)
+    data big 6000 3
+    timeout 120 "${mpi[@]}" -np 2 "$ecekde" estimate --probs big_probs.npy --labels big_labels.npy --type canonical \
+      --estimator paper --threads 1 > out.txt 2> err.txt &
+    job=$!
+    for _ in $(seq 100); do  # both ranks running
+      [ "$(pgrep -f "ecekde estimate --probs big_probs" | wc -l)" -ge 2 ] && break
+      sleep 0.1
+    done
+    sleep 0.5
+    victim=$(pgrep -n -f "ecekde estimate --probs big_probs") || fail "no rank to kill"
+    kill -9 "$victim"
+    wait "$job"
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { cat err.txt; fail "exit status $status"; }
+    ! pgrep -f "ecekde estimate --probs big_probs" > /dev/null || fail "a rank is still running" ;;
+  *) fail "unknown case $case" ;;
+esac
+echo "ok: $case"
