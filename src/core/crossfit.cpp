@@ -99,14 +99,17 @@ class LogitSpline {
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
 double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 
-// Each input row's fold, from a hash of the row's probabilities and label: the assignment does not depend
-// on the order of the rows (permuting samples permutes the folds with them), and copies share a fold.
+// Each input row's fold, from a hash of the row's probabilities alone: the assignment does not depend on
+// the order of the rows (permuting samples permutes the folds with them), and rows with the same
+// prediction share a fold whatever their labels. Hashing the label too made the fold, among tied rows,
+// a function of the label: a row's pilot was then fitted on its ties of the other label only, biased
+// against its own (a constant calibrated prediction [0.5, 0.5] read CE_1 = 1, the largest possible).
 // With two columns only the last is hashed, so that [1 - p, p] and the one column p share their folds.
 std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds) {
   std::vector<std::size_t> fold(pred.n);
   const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {
-    std::uint64_t h = 0x63726f7373666974ULL ^ static_cast<std::uint64_t>(pred.y[j]);
+    std::uint64_t h = 0x63726f7373666974ULL;
     for (std::size_t c = first; c < pred.k; ++c) {
       std::uint64_t bits;
       std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);

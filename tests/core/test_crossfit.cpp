@@ -249,6 +249,38 @@ TEST(Crossfit, IntervalHoldsTheEstimateAndResultsAreFiniteOnHardInputs) {
       }
 }
 
+// Predictions with many exact ties (a constant predictor, a model that outputs a few distinct vectors):
+// the truth is computed from the model, not by an estimator. The folds once hashed the label with the
+// probabilities, so tied rows of one label shared a fold and each row's pilot was fitted on its ties of
+// the other label only: the constant calibrated prediction [0.5, 0.5] read CE_1 = 1, the largest value.
+TEST(Crossfit, TiedPredictionsReadTheirTrueError) {
+  oracle::Data constant = testdata::zeroed(1000, 2);
+  for (std::size_t j = 0; j < constant.n; ++j) {
+    constant.f[2 * j] = constant.f[2 * j + 1] = 0.5;
+    constant.y[j] = static_cast<std::int64_t>(j % 2);
+  }
+  for (CalibrationType type : types_for(2))
+    EXPECT_EQ(run(constant, options(type, std::nullopt, 1)).ce, 0.0) << ecekde::to_string(type);
+
+  // Five distinct scores s, labels drawn from P(y = 1 | s) = s^gamma: canonical CE_1 = 2 E|s^gamma - s|.
+  const std::vector<double> values{0.1, 0.3, 0.5, 0.7, 0.9};
+  for (double gamma : {1.0, 1.6}) {
+    ecekde::Rng rng(static_cast<std::uint64_t>(gamma * 10));
+    oracle::Data d = testdata::zeroed(4000, 2);
+    double truth = 0;
+    for (std::size_t j = 0; j < d.n; ++j) {
+      const double v = values[j % values.size()];
+      d.f[2 * j] = 1 - v;
+      d.f[2 * j + 1] = v;
+      d.y[j] = rng.uniform() < std::pow(v, gamma) ? 1 : 0;
+      truth += 2 * std::fabs(std::pow(v, gamma) - v) / static_cast<double>(d.n);
+    }
+    const ecekde::Result r = run(d, options(CalibrationType::canonical, std::nullopt, 1));
+    EXPECT_LE(std::fabs(r.ce_pow_p - truth), 3 * r.standard_error + 1e-3)
+        << "gamma " << gamma << ": " << r.ce_pow_p << " against " << truth << " (se " << r.standard_error << ")";
+  }
+}
+
 TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
   const ecekde::Result tiny = run(testdata::softmax_predictions(40, 10, 6), options(CalibrationType::canonical, std::nullopt, 1));
   ASSERT_FALSE(tiny.warnings.empty());
