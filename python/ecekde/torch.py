@@ -18,12 +18,14 @@ second derivatives. Errors are :class:`ecekde.Error` with the library's message.
 import os
 import warnings
 
+import numpy as np
 import torch
+import torch.distributed as dist
 
 from . import _ecekde
 from ._ecekde import Error
 
-__all__ = ["calibration_error", "CalibrationError", "backend"]
+__all__ = ["calibration_error", "CalibrationError", "CalibrationMetric", "TorchCommunicator", "backend"]
 
 # The defaults of the library's option table (EstimateOptions{}), as the CLI and ecekde.estimate use them.
 _DEFAULTS = {option["name"]: option["default"] for option in _ecekde._options("estimate_with_gradient")}
@@ -166,3 +168,141 @@ class CalibrationError(torch.nn.Module):
 
     def extra_repr(self):
         return ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+
+
+class TorchCommunicator:
+    """The processes of a torch.distributed group as an ecekde communicator (the ``communicator`` keyword of
+    :func:`ecekde.estimate` and the other ECE^KDE functions): ``all_sum`` is an all-reduce (sum) of a
+    float64 CPU tensor sharing the array's memory. With a backend that reduces only device tensors (NCCL),
+    pass ``device``: the values travel through it.
+
+    Every process must call the same function with the same data and options; each computes a share of the
+    rows, and all return the same result, bitwise equal to the single-process one."""
+
+    def __init__(self, group=None, device=None):
+        self.group = group
+        self.device = device
+        self.rank = dist.get_rank(group)
+        self.size = dist.get_world_size(group)
+
+    def all_sum(self, values):
+        tensor = torch.from_numpy(values)  # no copy: the library's buffer
+        if self.device is None:
+            dist.all_reduce(tensor, group=self.group)
+        else:
+            on_device = tensor.to(self.device)
+            dist.all_reduce(on_device, group=self.group)
+            tensor.copy_(on_device.cpu())
+
+
+def _as_numpy(x, what):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    if isinstance(x, np.ndarray):
+        return x
+    raise TypeError(f"{what} must be a torch tensor or a NumPy array, got {type(x).__name__}")
+
+
+class CalibrationMetric:
+    """The calibration error of everything a model predicted in an evaluation, in the spirit of
+    torchmetrics: ``update(probs, labels)`` per batch, ``compute()`` at the end, ``reset()`` to start over.
+    Options are those of :func:`ecekde.estimate` (the default estimator is crossfit, with its interval).
+
+    Under torch.distributed (initialised, more than one process in ``process_group``), ``compute()``
+    covers every rank's predictions: the ranks exchange their batches (so each holds the whole evaluation
+    set, in rank order), each sweeps its share of the rows against every centre, and the partial sums are
+    combined with all-reduces; every rank returns the same :class:`ecekde.Result`, equal bitwise to
+    ``ecekde.estimate`` of the concatenated predictions in one process. ``device`` is where the collectives'
+    tensors go (None: CPU, as gloo needs; a CUDA device for NCCL).
+
+    Bad input never raises in ``update()``: the first problem is kept and ``compute()`` raises it as
+    :class:`ecekde.Error` on every rank, with the same message (naming the rank), so that no rank is left
+    waiting for one that failed."""
+
+    def __init__(self, process_group=None, device=None, **options):
+        known = {option["name"] for option in _ecekde._options("estimate")}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"CalibrationMetric got unknown options {unknown}")
+        self.options = options
+        self.process_group = process_group
+        self.device = device
+        self.reset()
+
+    def reset(self):
+        """Forgets every batch (and any kept error)."""
+        self._probs, self._labels, self._error = [], [], None
+
+    def update(self, probs, labels):
+        """Adds a batch: n x K probabilities (or n values P(y = 1)) and n labels, tensors on any device or
+        NumPy arrays; copied to the CPU."""
+        if self._error is not None:
+            return
+        try:
+            p, y = np.array(_as_numpy(probs, "probs")), np.array(_as_numpy(labels, "labels"))
+            if p.ndim not in (1, 2) or y.ndim != 1 or len(p) != len(y):
+                raise Error(f"update: probs must be n x K (or n) and labels n, got shapes {p.shape} and {y.shape}")
+            if self._probs and (p.shape[1:] != self._probs[0].shape[1:] or p.dtype != self._probs[0].dtype):
+                raise Error(f"update: this batch's probs are {p.dtype} {p.shape}, earlier ones "
+                            f"{self._probs[0].dtype} {self._probs[0].shape}")
+            self._probs.append(p)
+            self._labels.append(y.astype(np.int64))
+        except (Error, TypeError, ValueError) as e:
+            self._error = f"{e} (batch {len(self._probs)})"
+
+    def _local(self):
+        """This rank's predictions, checked: (probs, labels, error message or None)."""
+        if self._error is not None or not self._probs:
+            return None, None, self._error
+        probs, labels = np.concatenate(self._probs), np.concatenate(self._labels)
+        try:  # the library's checks of these rows (a quick estimator applies every one)
+            _ecekde.binned_calibration_error(probs, labels, type="binary" if probs.ndim == 1 or probs.shape[1] == 1
+                                             else "top-label", renormalize=self.options.get("renormalize", False))
+        except Error as e:
+            return None, None, str(e)
+        return probs, labels, None
+
+    def compute(self):
+        """The estimate over every batch of every rank: an :class:`ecekde.Result`."""
+        probs, labels, error = self._local()
+        distributed = dist.is_available() and dist.is_initialized() and dist.get_world_size(self.process_group) > 1
+        if not distributed:
+            if error is not None:
+                raise Error(error)
+            if probs is None:
+                raise Error("compute: no predictions (update() was never called)")
+            return _ecekde.estimate(probs, labels, **self.options)
+
+        # Every rank learns every rank's state before any data moves: one failure raises everywhere.
+        shape = None if probs is None else (len(probs), probs.shape[1:], str(probs.dtype))
+        states = [None] * dist.get_world_size(self.process_group)
+        dist.all_gather_object(states, (error, shape), group=self.process_group)
+        for rank, (e, _) in enumerate(states):
+            if e is not None:
+                raise Error(f"rank {rank}: {e}")
+        kinds = {(s[1], s[2]) for _, s in states if s is not None}
+        if not kinds:
+            raise Error("compute: no predictions on any rank (update() was never called)")
+        if len(kinds) > 1:
+            described = "; ".join(f"rank {r}: {s[2]} {(s[0],) + tuple(s[1])}" for r, (_, s) in enumerate(states)
+                                  if s is not None)
+            raise Error(f"compute: the ranks' predictions differ in shape or type ({described})")
+        (columns, dtype), = kinds
+        counts = [0 if s is None else s[0] for _, s in states]
+        probs = _gather_rows(probs, counts, columns, np.dtype(dtype), self.process_group, self.device)
+        labels = _gather_rows(labels, counts, (), np.dtype(np.int64), self.process_group, self.device)
+        return _ecekde.estimate(probs, labels, communicator=TorchCommunicator(self.process_group, self.device),
+                                **self.options)
+
+
+def _gather_rows(local, counts, columns, dtype, group, device):
+    """Every rank's rows (counts[r] of them), concatenated in rank order, on every rank."""
+    most = max(counts)
+    padded = torch.zeros((most,) + tuple(columns), dtype=torch.from_numpy(np.zeros(0, dtype)).dtype)
+    if local is not None:
+        padded[: len(local)] = torch.from_numpy(np.ascontiguousarray(local))
+    if device is not None:
+        padded = padded.to(device)
+    parts = [torch.empty_like(padded) for _ in counts]
+    dist.all_gather(parts, padded, group=group)
+    return np.concatenate([part[:count].cpu().numpy() for part, count in zip(parts, counts)])

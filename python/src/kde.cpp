@@ -2,6 +2,7 @@
 // generic bootstrap / consistency-resampling test over a Python statistic.
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include "arrays.hpp"
+#include "communicator.hpp"
 #include "docstrings.hpp"
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
@@ -75,7 +77,9 @@ class WatchedCall {
   WatchedCall(const KdeFunction& f, const py::kwargs& kwargs) : name_(std::string("ecekde.") + f.name) {
     py::dict left(kwargs);  // a copy: keywords are removed as they are taken
     progress_ = take_progress(left);
+    communicator_ = take_communicator(left);
     call_ = options_of(f, left, control_);
+    call_.estimate.execution.communicator = communicator_.get();
   }
   const KdeCall& call() const { return call_; }
 
@@ -89,6 +93,7 @@ class WatchedCall {
   std::string name_;
   RunControl control_;
   py::object progress_;
+  std::unique_ptr<PyCommunicator> communicator_;
   KdeCall call_;
 };
 
@@ -101,6 +106,7 @@ std::string kde_doc(const KdeFunction& f, std::string_view summary, std::vector<
   if (f.bootstrap) add_option_docs(docs, options::bootstrap_options(), uses::all);
   if (f.test) add_option_docs(docs, options::calibration_test_options(), uses::all);
   docs.push_back(ArgDoc("progress", kProgressDoc));
+  docs.push_back(ArgDoc("communicator", kCommunicatorDoc));
   return docstring(summary, docs, returns);
 }
 

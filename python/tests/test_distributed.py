@@ -1,0 +1,94 @@
+"""ecekde.torch.CalibrationMetric and the communicator keyword under torch.distributed: two processes on
+the gloo backend (CPU) give exactly the single-process result on the concatenated predictions, and bad
+input on one rank raises on both with the same message."""
+import os
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import ecekde
+import ecekde.torch as et
+from conftest import softmax_predictions
+
+SPLIT = 170  # rank 0 gets rows [0, SPLIT), rank 1 the rest: uneven shares
+CASES = [dict(), dict(type="marginal"), dict(estimator="paper", type="top-label", p=2.0), dict(type="binary")]
+
+
+def data_for(case):
+    probs, labels = softmax_predictions(400, 2 if case.get("type") == "binary" else 4, seed=7)
+    return (probs[:, 1].copy() if case.get("type") == "binary" else probs), labels
+
+
+def fields(result):
+    classes = [] if result.class_ce_pow_p is None else list(result.class_ce_pow_p)
+    values = [result.ce_pow_p, result.ce, result.bandwidth, result.standard_error, *classes]
+    return [np.nan if v is None else float(v) for v in values]
+
+
+def _rank_main(rank, init_file, out_dir):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    torch.set_num_threads(1)
+    outcomes = {}
+    for i, case in enumerate(CASES):
+        probs, labels = data_for(case)
+        mine = slice(0, SPLIT) if rank == 0 else slice(SPLIT, None)
+        metric = et.CalibrationMetric(threads=1, **case)
+        p, y = torch.from_numpy(probs[mine]), torch.from_numpy(labels[mine])
+        for start in range(0, len(y), 64):  # batches
+            metric.update(p[start:start + 64], y[start:start + 64])
+        outcomes[f"case{i}"] = np.array(fields(metric.compute()))
+    # The communicator keyword directly: every rank passes all the data.
+    probs, labels = data_for({})
+    boot = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1, communicator=et.TorchCommunicator())
+    outcomes["bootstrap"] = np.array(boot.ce_pow_p.replicates)
+    # Bad input on rank 1 only: both ranks raise, with the same message.
+    metric = et.CalibrationMetric(threads=1)
+    bad = probs[:50].copy()
+    if rank == 1:
+        bad[7, 0] = np.nan
+    metric.update(bad, labels[:50])
+    try:
+        metric.compute()
+        outcomes["error"] = np.array([], dtype="U1")
+    except ecekde.Error as e:
+        outcomes["error"] = np.array([str(e)])
+    np.savez(os.path.join(out_dir, f"rank{rank}.npz"), **outcomes)
+    dist.destroy_process_group()
+
+
+def test_two_processes_match_one():
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(_rank_main, args=(os.path.join(tmp, "init"), tmp), nprocs=2, join=True)
+        ranks = [np.load(os.path.join(tmp, f"rank{r}.npz")) for r in range(2)]
+        for i, case in enumerate(CASES):
+            probs, labels = data_for(case)
+            alone = np.array(fields(ecekde.estimate(probs, labels, threads=1, **case)))
+            for r in range(2):
+                assert np.array_equal(ranks[r][f"case{i}"], alone, equal_nan=True), (case, r, ranks[r][f"case{i}"], alone)
+        probs, labels = data_for({})
+        alone = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1).ce_pow_p.replicates
+        for r in range(2):
+            assert np.array_equal(ranks[r]["bootstrap"], alone)
+        messages = [str(ranks[r]["error"][0]) for r in range(2)]
+        assert messages[0] == messages[1]
+        assert messages[0].startswith("rank 1: probs row 7") and "not finite" in messages[0], messages[0]
+
+
+def test_metric_alone_is_estimate_of_all_batches():
+    probs, labels = softmax_predictions(300, 3, seed=2)
+    metric = et.CalibrationMetric(type="marginal", threads=1)
+    for start in range(0, 300, 100):
+        metric.update(torch.from_numpy(probs[start:start + 100]), torch.from_numpy(labels[start:start + 100]))
+    assert fields(metric.compute()) == fields(ecekde.estimate(probs, labels, type="marginal", threads=1))
+    metric.reset()
+    with pytest.raises(ecekde.Error, match="no predictions"):
+        metric.compute()
+    metric.update(probs[:10], labels[:9])
+    with pytest.raises(ecekde.Error, match=r"update: probs must be n x K .* \(batch 0\)"):
+        metric.compute()
+    with pytest.raises(TypeError, match="unknown options"):
+        et.CalibrationMetric(bandwith=0.1)
