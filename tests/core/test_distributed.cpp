@@ -44,17 +44,18 @@ void expect_same(const ecekde::Result& a, const ecekde::Result& b, const std::st
   EXPECT_EQ(a.warnings, b.warnings) << what;
 }
 
-// f(execution) alone, then on each number of ranks; every rank's value must equal the lone one (check).
+// f(options) alone, then on each number of ranks (options with the rank's communicator); every rank's
+// value must equal the lone one (check).
 template <class F, class Check>
-void on_ranks(const ecekde::ExecutionOptions& execution, F f, Check check) {
-  const auto alone = f(execution);
+void on_ranks(const ecekde::EstimateOptions& options, F f, Check check) {
+  const auto alone = f(options);
   for (int ranks : {1, 2, 3, 4}) {
     std::vector<std::decay_t<decltype(alone)>> got(static_cast<std::size_t>(ranks));
     ecekde::testing::ThreadRanks group(ranks);
     group.run([&](int rank, ecekde::Communicator& comm) {
-      ecekde::ExecutionOptions e = execution;
-      e.communicator = &comm;
-      got[static_cast<std::size_t>(rank)] = f(e);
+      ecekde::EstimateOptions split = options;
+      split.execution.communicator = &comm;
+      got[static_cast<std::size_t>(rank)] = f(split);
     });
     for (int r = 0; r < ranks; ++r) check(alone, got[static_cast<std::size_t>(r)], ranks, r);
   }
@@ -126,10 +127,8 @@ TEST(Distributed, EstimatesMatchAloneBitwise) {
           const std::string what = std::string(ecekde::to_string(c.type)) + (est == Estimator::paper ? " paper" : " crossfit") +
                                    (h ? " fixed h" : " automatic h") + (full_sweep ? " full sweep" : "");
           on_ranks(
-              o.execution,
-              [&](const ecekde::ExecutionOptions& e) {
-                ecekde::EstimateOptions with = o;
-                with.execution = e;
+              o,
+              [&](const ecekde::EstimateOptions& with) {
                 return ecekde::estimate(view(d), ecekde::LabelsView(d.y), with);
               },
               [&](const ecekde::Result& a, const ecekde::Result& b, int ranks, int rank) {
@@ -149,10 +148,8 @@ TEST(Distributed, FloatPathAndThreadsMatchAloneBitwise) {
     o.execution.precision = ecekde::Precision::single;
     o.execution.block_size = 32;
     on_ranks(
-        o.execution,
-        [&](const ecekde::ExecutionOptions& e) {
-          ecekde::EstimateOptions with = o;
-          with.execution = e;
+        o,
+        [&](const ecekde::EstimateOptions& with) {
           return ecekde::estimate(view(d), ecekde::LabelsView(d.y), with);
         },
         [&](const ecekde::Result& a, const ecekde::Result& b, int, int) { expect_same(a, b, "float"); });
@@ -171,10 +168,8 @@ TEST(Distributed, GradientMatchesAloneToRounding) {
     o.execution.threads = 2;
     o.execution.block_size = 40;
     on_ranks(
-        o.execution,
-        [&](const ecekde::ExecutionOptions& e) {
-          ecekde::EstimateOptions with = o;
-          with.execution = e;
+        o,
+        [&](const ecekde::EstimateOptions& with) {
           return ecekde::estimate_with_gradient(view(d), ecekde::LabelsView(d.y), with);
         },
         [&](const ecekde::GradientResult& a, const ecekde::GradientResult& b, int ranks, int) {
@@ -200,19 +195,18 @@ TEST(Distributed, ResamplingMatchesAloneBitwise) {
   ecekde::BootstrapOptions b;
   b.replicates = 24;
   on_ranks(
-      o.execution,
-      [&](const ecekde::ExecutionOptions& e) {
-        ecekde::EstimateOptions with = o;
-        with.execution = e;
+      o,
+      [&](const ecekde::EstimateOptions& with) {
         const auto boot = ecekde::bootstrap_kde(view(d), y, with, b);
-        with.bandwidth = boot.result.bandwidth;
-        const auto test = ecekde::calibration_test_kde(view(d), y, with, {.replicates = 24});
+        ecekde::EstimateOptions fixed = with;
+        fixed.bandwidth = boot.result.bandwidth;
+        const auto test = ecekde::calibration_test_kde(view(d), y, fixed, {.replicates = 24});
         ecekde::BinnedOptions binned;
         auto statistic = [&](ecekde::ProbsView f, ecekde::LabelsView l) {
           return ecekde::binned_calibration_error(f, l, binned).ce_pow_p;
         };
-        const auto any = ecekde::bootstrap(view(d), y, statistic, b, e);
-        const auto any_test = ecekde::calibration_test(view(d), y, statistic, {.replicates = 24}, e);
+        const auto any = ecekde::bootstrap(view(d), y, statistic, b, with.execution);
+        const auto any_test = ecekde::calibration_test(view(d), y, statistic, {.replicates = 24}, with.execution);
         std::vector<double> all = boot.ce_pow_p.replicates;
         all.insert(all.end(), test.null_values.begin(), test.null_values.end());
         all.insert(all.end(), any.replicates.begin(), any.replicates.end());
@@ -233,10 +227,8 @@ TEST(Distributed, KernelRegressionMatchesAloneBitwise) {
   o.type = CalibrationType::top_label;
   o.execution.threads = 1;
   on_ranks(
-      o.execution,
-      [&](const ecekde::ExecutionOptions& e) {
-        ecekde::EstimateOptions with = o;
-        with.execution = e;
+      o,
+      [&](const ecekde::EstimateOptions& with) {
         const auto r = ecekde::kernel_regression(view(d), ecekde::LabelsView(d.y),
                                                  ecekde::ProbsView::row_major(queries.data(), queries.size(), 1), with);
         std::vector<double> all = r.expectation;
