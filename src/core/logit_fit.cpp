@@ -39,17 +39,26 @@ const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double
   return scratch.data();
 }
 
+// Row j of a binary design as its differences: z_1 - z_0 at theta = 0, then x_1 - x_0 (1 + D values), from
+// the design's table of differences or written into `scratch` from the row.
+const double* difference_row(const LogitDesign& d, std::size_t j, std::vector<double>& row_scratch,
+                             std::vector<double>& scratch) {
+  if (d.differences) return d.differences->data() + j * (1 + d.D);
+  const double* row = design_row(d, j, row_scratch);
+  scratch[0] = row[1] - row[0];
+  for (std::size_t k = 0; k < d.D; ++k) scratch[1 + k] = row[2 + d.D + k] - row[2 + k];
+  return scratch.data();
+}
+
 // Two classes without class biases: P_1 = sigmoid(z_1 - z_0), so each row needs one exponential and the
-// feature differences dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T).
-double binary_row(const LogitDesign& d, std::span<const double> theta, const double* row, int y, double* dx,
-                  double* grad, double* hess) {
+// feature differences dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T). `diff` is
+// difference_row()'s.
+double binary_row(const LogitDesign& d, std::span<const double> theta, const double* diff, int y, double* grad,
+                  double* hess) {
   const std::size_t D = d.D;
-  const double* x = row + 2;
-  double z = row[1] - row[0];
-  for (std::size_t k = 0; k < D; ++k) {
-    dx[k] = x[D + k] - x[k];
-    z += dx[k] * theta[k];
-  }
+  const double* dx = diff + 1;
+  double z = diff[0];
+  for (std::size_t k = 0; k < D; ++k) z += dx[k] * theta[k];
   const double s = y == 1 ? -z : z;  // -log P(y) = softplus(s)
   const double e = std::exp(-std::fabs(s));
   const double log_p = std::max(-(std::max(s, 0.0) + std::log1p(e)), kLogSmallest);
@@ -67,19 +76,18 @@ double binary_row(const LogitDesign& d, std::span<const double> theta, const dou
 double objective(const LogitDesign& d, std::span<const int> labels, std::span<const std::size_t> rows,
                  double lambda, std::span<const double> theta, double* grad, double* hess) {
   const std::size_t P = d.parameters(), L = d.L, D = d.D;
-  std::vector<double> scratch(d.row_size()), prob(L), mu(D);
+  std::vector<double> scratch(d.row_size()), prob(L), mu(D), diff(1 + D);
   if (grad) std::fill_n(grad, P, 0.0);
   if (hess) std::fill_n(hess, P * P, 0.0);
-  const bool binary = L == 2 && !d.class_bias;
   double nll = 0;
   for (std::size_t j : rows) {
-    const double* row = design_row(d, j, scratch);
-    const double *offset = row, *x = row + L;
     const int y = labels[j];
-    if (binary) {
-      nll -= binary_row(d, theta, row, y, mu.data(), grad, hess);
+    if (d.binary()) {
+      nll -= binary_row(d, theta, difference_row(d, j, scratch, diff), y, grad, hess);
       continue;
     }
+    const double* row = design_row(d, j, scratch);
+    const double *offset = row, *x = row + L;
     nll -= row_probabilities(d, theta, offset, x, prob.data(), y);
     if (!grad) continue;
     std::fill(mu.begin(), mu.end(), 0.0);
@@ -143,10 +151,13 @@ void cholesky_solve(std::vector<double>& H, std::vector<double>& g, std::size_t 
 }  // namespace
 
 std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
-                              std::span<const std::size_t> rows, double lambda, const RunControl* control) {
-  ECEKDE_ASSERT(lambda > 0 && !rows.empty());
+                              std::span<const std::size_t> rows, double lambda, const RunControl* control,
+                              std::span<const double> start) {
+  ECEKDE_ASSERT(lambda > 0 && !rows.empty() && (start.empty() || start.size() == design.parameters()));
   const std::size_t P = design.parameters();
-  std::vector<double> theta(P, 0.0), grad(P), hess(P * P), step(P), trial(P), trial_grad(P), trial_hess(P * P);
+  std::vector<double> theta(start.begin(), start.end());
+  if (theta.empty()) theta.assign(P, 0.0);
+  std::vector<double> grad(P), hess(P * P), step(P), trial(P), trial_grad(P), trial_hess(P * P);
   double value = objective(design, labels, rows, lambda, theta, grad.data(), hess.data());
   for (int iteration = 0; iteration < 100; ++iteration) {
     WorkLedger::check(control);
@@ -184,6 +195,13 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values) {
   auto table = std::make_shared<std::vector<double>>(n * size);
   for (std::size_t j = 0; j < n; ++j) design.row(j, table->data() + j * size, table->data() + j * size + design.L);
   design.table = std::move(table);
+  if (!design.binary()) return;
+  const std::size_t width = 1 + design.D;
+  auto differences = std::make_shared<std::vector<double>>(n * width);
+  std::vector<double> row_scratch, scratch(width);
+  for (std::size_t j = 0; j < n; ++j)
+    std::copy_n(difference_row(design, j, row_scratch, scratch), width, differences->data() + j * width);
+  design.differences = std::move(differences);
 }
 
 }  // namespace ecekde::detail

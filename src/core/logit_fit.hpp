@@ -23,20 +23,26 @@ struct LogitDesign {
   /// Every row's offsets then features (L + L D values per row), written once by cache_rows(): the fits
   /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots).
   std::shared_ptr<const std::vector<double>> table;
+  /// Two classes without class biases (binary()): every row's z_1 - z_0 at theta = 0 then x_1 - x_0
+  /// (1 + D values per row), all a fit reads of a row; written by cache_rows() with the table.
+  std::shared_ptr<const std::vector<double>> differences;
 
   std::size_t parameters() const { return D + (class_bias ? L : 0); }
   std::size_t row_size() const { return L + L * D; }
+  bool binary() const { return L == 2 && !class_bias; }
 };
 
-/// Fills design.table with rows 0..n-1 when it takes at most `max_values` doubles; otherwise leaves the
-/// design as it is (row() is then called at each use).
+/// Fills design.table (and for binary designs design.differences) with rows 0..n-1 when the table takes
+/// at most `max_values` doubles; otherwise leaves the design as it is (row() is then called at each use).
 void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
-/// a backtracking line search; theta = 0 is the offsets themselves. Throws Cancelled at the next Newton
-/// step once `control` is cancelled (one step at K = 1,000 is a pass over a (K + D)^2 Hessian per row).
+/// a backtracking line search, from `start` (empty: theta = 0, the offsets themselves) until the Newton
+/// decrement reaches rounding. Throws Cancelled at the next Newton step once `control` is cancelled (one
+/// step at K = 1,000 is a pass over a (K + D)^2 Hessian per row).
 std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
-                              std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr);
+                              std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr,
+                              std::span<const double> start = {});
 
 /// Writes P_j (L values) of row j under theta into out.
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::size_t j, double* out);
