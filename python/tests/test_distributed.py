@@ -41,6 +41,12 @@ def _rank_main(rank, init_file, out_dir):
         for start in range(0, len(y), 64):  # batches
             metric.update(p[start:start + 64], y[start:start + 64])
         outcomes[f"case{i}"] = np.array(fields(metric.compute()))
+    # A rank without batches contributes nothing.
+    probs, labels = data_for({})
+    metric = et.CalibrationMetric(threads=1)
+    if rank == 0:
+        metric.update(probs[:120], labels[:120])
+    outcomes["one_rank"] = np.array(fields(metric.compute()))
     # The communicator keyword directly: every rank passes all the data.
     probs, labels = data_for({})
     boot = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1, communicator=et.TorchCommunicator())
@@ -70,6 +76,9 @@ def test_two_processes_match_one():
             for r in range(2):
                 assert np.array_equal(ranks[r][f"case{i}"], alone, equal_nan=True), (case, r, ranks[r][f"case{i}"], alone)
         probs, labels = data_for({})
+        alone = np.array(fields(ecekde.estimate(probs[:120], labels[:120], threads=1)))
+        for r in range(2):
+            assert np.array_equal(ranks[r]["one_rank"], alone)
         alone = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1).ce_pow_p.replicates
         for r in range(2):
             assert np.array_equal(ranks[r]["bootstrap"], alone)

@@ -138,6 +138,24 @@ TEST(Distributed, EstimatesMatchAloneBitwise) {
   }
 }
 
+// Fewer rows than ranks: some ranks have no rows, no problems, no folds, no replicates.
+TEST(Distributed, TinyInputsMatchAloneBitwise) {
+  for (std::size_t n : {2, 3, 5})
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+      for (Estimator est : {Estimator::crossfit, Estimator::paper}) {
+        const oracle::Data d = testdata::softmax_predictions(n, 3, n);
+        ecekde::EstimateOptions o;
+        o.estimator = est;
+        o.type = type;
+        o.execution.threads = 2;
+        on_ranks(
+            o, [&](const ecekde::EstimateOptions& with) { return ecekde::estimate(view(d), ecekde::LabelsView(d.y), with); },
+            [&](const ecekde::Result& a, const ecekde::Result& b, int ranks, int) {
+              expect_same(a, b, "n = " + std::to_string(n) + " on " + std::to_string(ranks) + " ranks");
+            });
+      }
+}
+
 TEST(Distributed, FloatPathAndThreadsMatchAloneBitwise) {
   const oracle::Data d = testdata::softmax_predictions(500, 10, 8, 2.0, 1.3);
   for (int threads : {1, 2}) {
