@@ -256,14 +256,13 @@ struct Corrected {
   std::vector<std::size_t> self;  // sorted position of each evaluated row
 };
 
-// A correction of `rows` (empty: every row) before its values: the rows' sorted positions, g and N zero.
-Corrected evaluated(const Problem& pr, std::span<const std::size_t> rows) {
+// A correction before its values (g and N zero) of the rows at sorted positions `self` (empty: every row).
+Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
   Corrected out;
-  if (rows.empty()) {
+  out.self = std::move(self);
+  if (out.self.empty()) {
     out.self.resize(pr.lp->points.n);
     std::iota(out.self.begin(), out.self.end(), std::size_t{0});
-  } else {
-    out.self = positions_of(*pr.lp, rows);
   }
   out.g.assign(out.self.size() * pr.depth, 0.0);
   out.neighbours.assign(out.self.size(), 0.0);
@@ -278,7 +277,7 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l) vt[l * n + i] = pr.target(i, l) - pr.pilot[i * depth + l];
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  Corrected out = evaluated(pr, rows);
+  Corrected out = evaluated(pr, subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
     const std::size_t j = out.self[q];
     const double neighbours = den * den / squares;
@@ -343,7 +342,8 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
   serial.communicator = nullptr;
   const Share mine = share_of(problems.size(), plan.communicator);
   for (std::size_t q = 0; q < problems.size(); ++q)
-    if (q < mine.begin || q >= mine.end) out[q] = evaluated(problems[q], rows);
+    if (q < mine.begin || q >= mine.end)
+      out[q] = evaluated(problems[q], rows.empty() ? std::vector<std::size_t>{} : positions_of(*problems[q].lp, rows));
   parallel_for(
       mine.size(), plan.threads,
       [&](std::size_t own, int) { out[mine.begin + own] = correct(problems[mine.begin + own], h, rows, serial); },

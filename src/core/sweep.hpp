@@ -148,7 +148,8 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(most_tasks, 1)));
   WorkerScratch<Reducer, Dot> per_worker(reducer, workers, tile_rows, block, width);
   const double row_work = static_cast<double>(m) * work_per_pair(reducer);
-  const double counted = mine.size() ? static_cast<double>(n) / static_cast<double>(mine.size()) : 0.0;  // per own row
+  // Progress per own row: the share of the work it stands for (1 alone), so that a rank's fraction is the run's.
+  const double counted = mine.size() ? static_cast<double>(n) / static_cast<double>(mine.size()) : 0.0;
   WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
   std::vector<double> records(comm ? round_rows * static_cast<std::size_t>(ranks) * width : 0);
   for (std::size_t round = 0; round < rounds; ++round) {
@@ -175,7 +176,7 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
           reducer.record(s, q, record);
           if (!own_records) reducer.finish(r0 + q, record);
         }
-        WorkLedger::done(plan.control, static_cast<double>(nr) * row_work * (comm ? counted : 1.0));
+        WorkLedger::done(plan.control, static_cast<double>(nr) * row_work * counted);
       }
     });
     if (!comm) continue;
