@@ -510,6 +510,7 @@ std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const Estim
 }
 
 Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
+  check_same_options(options, in);
   Result r;
   r.estimator = Estimator::crossfit;
   r.type = options.type;

@@ -43,6 +43,14 @@ inline void combine_shares(Communicator* comm, std::span<double> values) {
 /// inputs stop with a message instead of combining unrelated sums (or waiting on each other).
 void check_same_input(Communicator* comm, std::span<const double> what);
 
+/// check_same_input() of a resampling: n rows of K columns, B replicates from `seed`.
+inline void check_same_replicates(Communicator* comm, std::size_t n, std::size_t k, std::size_t replicates,
+                                  std::uint64_t seed) {
+  const double what[] = {static_cast<double>(n), static_cast<double>(k), static_cast<double>(replicates),
+                         static_cast<double>(seed >> 32), static_cast<double>(seed & 0xffffffffu)};
+  check_same_input(comm, what);
+}
+
 /// A checksum of doubles and labels as an exact double (52 bits), for check_same_input().
 double checksum(std::span<const double> values, std::span<const std::int32_t> labels);
 

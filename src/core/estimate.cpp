@@ -213,7 +213,23 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
 
 double root_of(double ce_pow_p, double p) { return std::pow(std::max(ce_pow_p, 0.0), 1 / p); }
 
+void check_same_options(const EstimateOptions& options, const Prepared& in) {
+  if (!in.plan.communicator) return;
+  const BandwidthOptions& b = options.bandwidth_selection;
+  double grid = 0;
+  for (double h : b.grid) grid += h;
+  check_same_input(in.plan.communicator,
+                   std::vector<double>{static_cast<double>(in.pred.n), static_cast<double>(in.pred.k),
+                                       static_cast<double>(options.estimator), options.p, options.bandwidth.value_or(-1),
+                                       static_cast<double>(b.criterion), static_cast<double>(b.grid.size()), grid,
+                                       static_cast<double>(b.refine), static_cast<double>(b.max_rows),
+                                       static_cast<double>(options.form), options.level, static_cast<double>(options.folds),
+                                       static_cast<double>(options.execution.precision),
+                                       static_cast<double>(options.execution.full_sweep)});
+}
+
 Result start_result(const EstimateOptions& options, const Prepared& in) {
+  check_same_options(options, in);
   Result r;
   r.type = options.type;
   r.p = options.p;

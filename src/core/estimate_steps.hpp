@@ -80,8 +80,13 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
 /// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
 void check_plug_in(const EstimateOptions& options, std::string_view function);
 
+/// Throws Error on every rank of a split run unless every rank passes the same options (the input itself
+/// is compared by prepare()): ranks that disagree would take different paths through the sweeps.
+void check_same_options(const EstimateOptions& options, const Prepared& in);
+
 /// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in: with check_options()
-/// and prepare() before it, the start every entry point shares.
+/// and prepare() before it, the start every entry point shares (the crossfit estimator checks the
+/// options itself).
 Result start_result(const EstimateOptions& options, const Prepared& in);
 
 /// CE_p from CE_p^p: max(CE_p^p, 0)^(1/p). The one root of every entry point (estimate, crossfit, gradient,

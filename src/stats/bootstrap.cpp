@@ -155,6 +155,7 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   // the estimate's sweep and the replicates' sweep of each problem
   const double replicate_work = detail::replicate_pair_work(detail::padded_replicates(bootstrap.replicates));
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + replicate_work));
+  detail::check_same_replicates(in.plan.communicator, in.pred.n, in.pred.k, bootstrap.replicates, bootstrap.seed);
   KdeBootstrap out;
   out.result = detail::start_result(options, in);
   const double h = out.result.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
@@ -233,8 +234,7 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   // Split across ranks, each computes its share of the replicates (a statistic must then not use the
   // communicator itself: it runs on the workers).
   Communicator* comm = detail::split_across(execution.communicator);
-  detail::check_same_input(comm, std::vector<double>{static_cast<double>(n), 0, static_cast<double>(options.replicates),
-                                                     static_cast<double>(options.seed >> 12)});
+  detail::check_same_replicates(comm, n, 0, options.replicates, options.seed);
   const detail::Share mine = detail::share_of(options.replicates, comm);
   const double counted = static_cast<double>(options.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(

@@ -57,6 +57,7 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
   // the statistic's sweep and the relabelled copies' sweep of each problem
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + detail::replicate_pair_work(B)));
+  detail::check_same_replicates(in.plan.communicator, n, k, B, test.seed);
   CalibrationTestResult out;
   out.bandwidth = detail::start_result(options, in).bandwidth;
   const double h = out.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
@@ -119,8 +120,7 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   const std::vector<double> f = detail::read_probabilities(probs, false);
   // Split across ranks, each computes its share of the copies (as bootstrap()).
   Communicator* comm = detail::split_across(execution.communicator);
-  detail::check_same_input(comm, std::vector<double>{static_cast<double>(probs.rows()), static_cast<double>(probs.cols()),
-                                                     static_cast<double>(test.replicates), static_cast<double>(test.seed >> 12)});
+  detail::check_same_replicates(comm, probs.rows(), probs.cols(), test.replicates, test.seed);
   const detail::Share mine = detail::share_of(test.replicates, comm);
   const double counted = static_cast<double>(test.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
   detail::parallel_for(

@@ -280,6 +280,28 @@ TEST(Distributed, DifferentInputsOnTheRanksAreAnError) {
   EXPECT_EQ(messages[0], messages[1]);
   EXPECT_NE(messages[0].find("different inputs"), std::string::npos) << messages[0];
   EXPECT_NE(messages[0].find("rank 1: n = 100, K = 3"), std::string::npos) << messages[0];
+
+  // The same data with different options (one rank a fixed h, the other an automatic one): the same.
+  for (Estimator est : {Estimator::crossfit, Estimator::paper}) {
+    std::fill(messages.begin(), messages.end(), std::string());
+    ecekde::testing::ThreadRanks options_group(2);
+    options_group.run([&](int rank, ecekde::Communicator& comm) {
+      ecekde::EstimateOptions o;
+      o.estimator = est;
+      if (rank == 1) o.bandwidth = 0.1;
+      o.execution.threads = 1;
+      o.execution.communicator = &comm;
+      try {
+        ecekde::estimate(view(a), ecekde::LabelsView(a.y), o);
+      } catch (const ecekde::Error& e) {
+        messages[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+    EXPECT_EQ(messages[0], messages[1]);
+    EXPECT_NE(messages[0].find("different inputs or options (rank 0: n = 120, K = 3; rank 1: n = 120, K = 3)"),
+              std::string::npos)
+        << messages[0];
+  }
 }
 
 }  // namespace
