@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "core/inputs.hpp"
 #include "core/reducers.hpp"
@@ -257,19 +258,16 @@ TEST(Distributed, KernelRegressionMatchesAloneBitwise) {
       [&](const std::vector<double>& a, const std::vector<double>& b, int, int) { expect_same(a, b, "regression"); });
 }
 
-}  // namespace
-
-namespace {
-
-// Ranks given different data stop with one message on every rank instead of combining unrelated sums.
-TEST(Distributed, DifferentInputsOnTheRanksAreAnError) {
-  const oracle::Data a = testdata::softmax_predictions(120, 3, 1), b = testdata::softmax_predictions(100, 3, 2);
-  ecekde::testing::ThreadRanks group(2);
+// Each of two ranks' estimate() error message ("" if none), for the data and options setup(rank, o)
+// picks (one thread; the rank's communicator is added afterwards).
+std::vector<std::string> errors_on_two_ranks(
+    const std::function<const oracle::Data&(int rank, ecekde::EstimateOptions& o)>& setup) {
   std::vector<std::string> messages(2);
+  ecekde::testing::ThreadRanks group(2);
   group.run([&](int rank, ecekde::Communicator& comm) {
-    const oracle::Data& d = rank == 0 ? a : b;
     ecekde::EstimateOptions o;
     o.execution.threads = 1;
+    const oracle::Data& d = setup(rank, o);
     o.execution.communicator = &comm;
     try {
       ecekde::estimate(view(d), ecekde::LabelsView(d.y), o);
@@ -277,25 +275,24 @@ TEST(Distributed, DifferentInputsOnTheRanksAreAnError) {
       messages[static_cast<std::size_t>(rank)] = e.what();
     }
   });
+  return messages;
+}
+
+// Ranks given different data stop with one message on every rank instead of combining unrelated sums.
+TEST(Distributed, DifferentInputsOnTheRanksAreAnError) {
+  const oracle::Data a = testdata::softmax_predictions(120, 3, 1), b = testdata::softmax_predictions(100, 3, 2);
+  std::vector<std::string> messages =
+      errors_on_two_ranks([&](int rank, ecekde::EstimateOptions&) -> const oracle::Data& { return rank == 0 ? a : b; });
   EXPECT_EQ(messages[0], messages[1]);
   EXPECT_NE(messages[0].find("different inputs"), std::string::npos) << messages[0];
   EXPECT_NE(messages[0].find("rank 1: n = 100, K = 3"), std::string::npos) << messages[0];
 
   // The same data with different options (one rank a fixed h, the other an automatic one): the same.
   for (Estimator est : {Estimator::crossfit, Estimator::paper}) {
-    std::fill(messages.begin(), messages.end(), std::string());
-    ecekde::testing::ThreadRanks options_group(2);
-    options_group.run([&](int rank, ecekde::Communicator& comm) {
-      ecekde::EstimateOptions o;
+    messages = errors_on_two_ranks([&](int rank, ecekde::EstimateOptions& o) -> const oracle::Data& {
       o.estimator = est;
       if (rank == 1) o.bandwidth = 0.1;
-      o.execution.threads = 1;
-      o.execution.communicator = &comm;
-      try {
-        ecekde::estimate(view(a), ecekde::LabelsView(a.y), o);
-      } catch (const ecekde::Error& e) {
-        messages[static_cast<std::size_t>(rank)] = e.what();
-      }
+      return a;
     });
     EXPECT_EQ(messages[0], messages[1]);
     EXPECT_NE(messages[0].find("different inputs or options (rank 0: n = 120, K = 3; rank 1: n = 120, K = 3)"),
