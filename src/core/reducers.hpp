@@ -241,11 +241,11 @@ class PayloadSums {
   /// the squared weights, brought to the weights' scale.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
     const std::size_t R = rows.n, width = depth_ + 1;
+    const ScoreTree tree(centres);
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    const KernelSumRequest requests[] = {{offsets_, inv_h_, 1, vt_, depth_, half}, {offsets_, inv_h_, 2, {}, 0, half}};
-    const KernelSumsOut out[] = {{scale, sums}, {scale2, squares}};
-    ScoreTree(centres).sums(rows, self_, requests, plan, out);
+    tree.sums(rows, self_, {offsets_, inv_h_, 1, vt_, depth_, half}, plan, scale, sums);
+    tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }

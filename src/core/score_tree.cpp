@@ -21,6 +21,17 @@ constexpr std::size_t kLanes = 5;  // partial sums of a series
 constexpr std::size_t kGroup = 4;  // a leaf's centres whose Taylor terms are formed side by side
 static_assert(kTerms % kLanes == 0);
 
+// Moments of one request: per node, its scale A (the largest q a_i) and, per column, the coefficients
+// M_a0 then M_a1 (a = 0..kOrder), laid out [node][column][b][a].
+struct Moments {
+  std::size_t columns = 0;
+  std::vector<double> scale, m;
+  double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
+  const double* at(std::size_t node, std::size_t column) const {
+    return m.data() + (node * columns + column) * 2 * kTerms;
+  }
+};
+
 // 1 / a, so that the moments' Taylor terms need no division.
 constexpr std::array<double, kTerms> kInverse = [] {
   std::array<double, kTerms> inv{};
@@ -99,46 +110,37 @@ std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
   return static_cast<std::int32_t>(nodes_.size() - 1);
 }
 
-// One request's centre data in sorted order (exponents q a_i, payloads with column 0 the weights
-// themselves) and its moments: per node, its scale A (the largest q a_i), log M_00 for the drop test and,
-// per column, the coefficients M_a0 then M_a1 (a = 0..kOrder), laid out [node][column][b][a].
-struct ScoreTree::RequestMoments {
-  double q = 1, inv_h = 1;
-  std::size_t columns = 0;
-  std::vector<double> qa, v, log_mass, scale, m;
-  double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
-  const double* at(std::size_t node, std::size_t column) const {
-    return m.data() + (node * columns + column) * 2 * kTerms;
-  }
-};
+void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
+                     const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const {
+  const std::size_t n = g_.size(), R = rows.n, columns = request.depth + 1;
+  ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == request.depth * n);
+  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
+  ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
+  const double q = request.power;
+  const double log_share = std::log(kDroppedShare);
+  ECEKDE_ASSERT(plan.kernels != nullptr);
+  const TileKernels& kern = *plan.kernels;
 
-ScoreTree::RequestMoments ScoreTree::moments(const KernelSumRequest& request) const {
-  const std::size_t n = g_.size(), columns = request.depth + 1;
-  ECEKDE_ASSERT(request.offsets.size() == n && request.vt.size() == request.depth * n);
-  RequestMoments rm;
-  rm.q = request.power;
-  rm.inv_h = request.inv_h;
-  rm.columns = columns;
-  std::vector<double>& qa = rm.qa;
-  std::vector<double>& v = rm.v;
-  qa.resize(n);
-  v.assign(columns * n, 1.0);
+  // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
+  std::vector<double> qa(n), v(columns * n, 1.0);
   for (std::size_t k = 0; k < n; ++k) {
-    qa[k] = rm.q * request.offsets[order_[k]];
+    qa[k] = q * request.offsets[order_[k]];
     for (std::size_t l = 1; l < columns; ++l) v[l * n + k] = request.vt[(l - 1) * n + order_[k]];
   }
 
   // Moments, children before parents: leaves from their centres, parents by shifting their children's.
-  rm.scale.resize(nodes_.size());
-  rm.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
-  rm.log_mass.resize(nodes_.size());
+  Moments mom;
+  mom.columns = columns;
+  mom.scale.resize(nodes_.size());
+  mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
+  std::vector<double> log_mass(nodes_.size());
   std::array<std::array<double, kTerms>, kGroup> term{};
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
     const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
     if (nd.left < 0) {
       const double A = *std::max_element(qa.begin() + nd.begin, qa.begin() + nd.end);
-      rm.scale[id] = A;
+      mom.scale[id] = A;
       for (std::uint32_t k0 = nd.begin; k0 < nd.end; k0 += kGroup) {
         // term[u][a] = exp(q a_k - A) (s_k - s0)^a / a! for centre k = k0 + u: the recurrences of a group
         // of centres side by side, as independent chains, each centre's the same operations as alone.
@@ -154,7 +156,7 @@ ScoreTree::RequestMoments ScoreTree::moments(const KernelSumRequest& request) co
           const std::size_t k = k0 + u;
           const double e = g_[k] - g0;
           for (std::size_t l = 0; l < columns; ++l) {
-            double* M = rm.at(id, l);
+            double* M = mom.at(id, l);
             const double t = v[l * n + k], te = t * e;
             for (std::size_t a = 0; a < kTerms; ++a) {
               M[a] += t * term[u][a];
@@ -164,19 +166,19 @@ ScoreTree::RequestMoments ScoreTree::moments(const KernelSumRequest& request) co
         }
       }
     } else {
-      const double A = std::max(rm.scale[static_cast<std::size_t>(nd.left)], rm.scale[static_cast<std::size_t>(nd.right)]);
-      rm.scale[id] = A;
+      const double A = std::max(mom.scale[static_cast<std::size_t>(nd.left)], mom.scale[static_cast<std::size_t>(nd.right)]);
+      mom.scale[id] = A;
       for (const std::int32_t child : {nd.left, nd.right}) {
         const auto ch = static_cast<std::size_t>(child);
         const Node& cn = nodes_[ch];
-        const double factor = std::exp(rm.scale[ch] - A);
+        const double factor = std::exp(mom.scale[ch] - A);
         const double ds = mid(cn.s_lo, cn.s_hi) - s0, dg = mid(cn.g_lo, cn.g_hi) - g0;
         std::array<double, kTerms> shift;  // ds^t / t!
         shift[0] = factor;
         for (std::size_t t = 1; t < kTerms; ++t) shift[t] = shift[t - 1] * ds / static_cast<double>(t);
         for (std::size_t l = 0; l < columns; ++l) {
-          const double* C = rm.at(ch, l);
-          double* M = rm.at(id, l);
+          const double* C = mom.at(ch, l);
+          double* M = mom.at(id, l);
           // M[a] += sum_{k <= a} C[k] shift[a - k] (and the sigma series likewise), each sum in increasing
           // k as a running total per a: the totals of all a advance together, one k at a time, so the
           // products need not wait for each other.
@@ -194,26 +196,7 @@ ScoreTree::RequestMoments ScoreTree::moments(const KernelSumRequest& request) co
         }
       }
     }
-    rm.log_mass[id] = std::log(rm.at(id, 0)[0]);
-  }
-  return rm;
-}
-
-void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self,
-                     std::span<const KernelSumRequest> requests, const SweepPlan& plan,
-                     std::span<const KernelSumsOut> out) const {
-  const std::size_t n = g_.size(), R = rows.n, Q = requests.size();
-  ECEKDE_ASSERT(rows.dim == 2 && Q > 0 && out.size() == Q);
-  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
-  ECEKDE_ASSERT(plan.kernels != nullptr);
-  const double log_share = std::log(kDroppedShare);
-  const TileKernels& kern = *plan.kernels;
-  std::vector<RequestMoments> req;
-  double pair_work = 0;
-  for (std::size_t r = 0; r < Q; ++r) {
-    req.push_back(moments(requests[r]));
-    ECEKDE_ASSERT(out[r].scale.size() == R && out[r].sums.size() == R * req[r].columns);
-    pair_work += requests[r].pair_work;
+    log_mass[id] = std::log(mom.at(id, 0)[0]);
   }
 
   // Rows in order of score, so that neighbouring rows of a task walk the same nodes (cache locality).
@@ -223,80 +206,70 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   // Split across ranks, each takes a share of the tasks (runs of rows in score order) and the sums are
   // combined: each row's from the one rank that computed it.
   const Share mine = share_of((R + kRowsPerTask - 1) / kRowsPerTask, plan.communicator);
-  if (plan.communicator)
-    for (const KernelSumsOut& o : out) {
-      std::fill(o.scale.begin(), o.scale.end(), 0.0);
-      std::fill(o.sums.begin(), o.sums.end(), 0.0);
-    }
-  const double work = row_work(plan, 2, n) * pair_work;
+  if (plan.communicator) {
+    std::fill(scale.begin(), scale.end(), 0.0);
+    std::fill(sums.begin(), sums.end(), 0.0);
+  }
+  const double work = row_work(plan, 2, n) * request.pair_work;
   const double counted = plan.communicator && mine.size() ? static_cast<double>(R) / static_cast<double>(std::min(R, mine.end * kRowsPerTask) - mine.begin * kRowsPerTask) : 1.0;
   WorkLedger::start(plan.control, static_cast<double>(R) * work);
   parallel_for(
       mine.size(), plan.threads,
       [&](std::size_t own_task, int) {
         const std::size_t task = mine.begin + own_task;
-        // One row's state per request: its exponent's two slopes, tau^a, and its sums relative to exp(m).
-        struct RowSums {
-          double tau = 0, ups = 0, m = 0, dropped = 0, bound = 0;
-          std::array<double, kTerms> power;
-          std::vector<double> acc, vals;
-        };
-        std::vector<RowSums> st(Q);
-        for (std::size_t r = 0; r < Q; ++r) st[r].acc.resize(req[r].columns), st[r].vals.resize(req[r].columns);
         std::vector<std::int32_t> stack;
-        std::vector<double> dots(kLeaf), expo(kLeaf);
+        std::vector<double> acc(columns), vals(columns), expo(kLeaf);
+        std::array<double, kTerms> power;  // tau^a
         const std::size_t r_end = std::min(R, (task + 1) * kRowsPerTask);
         for (std::size_t t = task * kRowsPerTask; t < r_end; ++t) {
           const std::size_t row = row_order[t];
           const double* log_row = rows.log_x.data() + 2 * row;
           const double L1 = log_row[0], L2 = log_row[1], sj = rows.x(row, 0);
-          for (std::size_t r = 0; r < Q; ++r) {
-            RowSums& w = st[r];
-            w.tau = req[r].q * (L1 - L2) * req[r].inv_h;
-            w.ups = req[r].q * L2 * req[r].inv_h;
-            w.power[0] = 1;
-            for (std::size_t a = 1; a < kTerms; ++a) w.power[a] = w.power[a - 1] * w.tau;
-            w.m = -std::numeric_limits<double>::infinity();
-            w.dropped = 0;
-            std::fill(w.acc.begin(), w.acc.end(), 0.0);
-          }
+          const double tau = q * (L1 - L2) * request.inv_h, ups = q * L2 * request.inv_h;
+          power[0] = 1;
+          for (std::size_t a = 1; a < kTerms; ++a) power[a] = power[a - 1] * tau;
           const std::size_t own = self.empty() ? row : self[row];
           const std::size_t own_pos = own < n ? position_[own] : none;
-          auto raise_to = [](RowSums& w, double top) {  // keeps every sum relative to exp(m), m the largest scale seen
-            if (top <= w.m) return;
-            const double f = std::exp(w.m - top);
-            for (double& a : w.acc) a *= f;
-            w.dropped *= f;
-            w.m = top;
+          double m = -std::numeric_limits<double>::infinity(), dropped = 0;
+          std::fill(acc.begin(), acc.end(), 0.0);
+          auto raise_to = [&](double top) {  // keeps every sum relative to exp(m), m the largest scale seen
+            if (top <= m) return;
+            const double f = std::exp(m - top);
+            for (double& a : acc) a *= f;
+            dropped *= f;
+            m = top;
           };
-          // Node id's two series of request r into w.vals. Where the node holds the row's own centre, that
+          // Adds node id's two series to the row's sums. Where the node holds the row's own centre, that
           // centre's exact term is subtracted, unless it is more than kOwnShare of the node's sum: then
-          // the node must be descended instead (returns false).
-          auto series = [&](std::size_t r, std::size_t id, bool holds_own) {
-            const RequestMoments& rm = req[r];
-            RowSums& w = st[r];
+          // nothing is added and the node is descended instead (returns false).
+          auto add_series = [&](std::size_t id, bool holds_own) {
             const Node& nd = nodes_[id];
             const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
-            for (std::size_t l = 0; l < rm.columns; ++l) {  // the two series as dot products with tau^a
-              const double* M = rm.at(id, l);
+            for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
+              const double* M = mom.at(id, l);
               double p0[kLanes] = {}, p1[kLanes] = {};  // independent partial sums, for speed
               for (std::size_t a = 0; a < kTerms; a += kLanes)
                 for (std::size_t u = 0; u < kLanes; ++u) {
-                  p0[u] += M[a + u] * w.power[a + u];
-                  p1[u] += M[kTerms + a + u] * w.power[a + u];
+                  p0[u] += M[a + u] * power[a + u];
+                  p1[u] += M[kTerms + a + u] * power[a + u];
                 }
               double v0 = 0, v1 = 0;
               for (std::size_t u = 0; u < kLanes; ++u) {
                 v0 += p0[u];
                 v1 += p1[u];
               }
-              w.vals[l] = v0 + w.ups * v1;
+              vals[l] = v0 + ups * v1;
             }
-            if (!holds_own) return true;
-            const double own_term = std::exp(rm.qa[own_pos] - rm.scale[id] + w.tau * (sr_[own_pos] - s0) +
-                                             w.ups * (g_[own_pos] - g0));
-            if (!(own_term <= kOwnShare * w.vals[0])) return false;
-            for (std::size_t l = 0; l < rm.columns; ++l) w.vals[l] -= rm.v[l * n + own_pos] * own_term;
+            if (holds_own) {
+              const double own_term =
+                  std::exp(qa[own_pos] - mom.scale[id] + tau * (sr_[own_pos] - s0) + ups * (g_[own_pos] - g0));
+              if (!(own_term <= kOwnShare * vals[0])) return false;
+              for (std::size_t l = 0; l < columns; ++l) vals[l] -= v[l * n + own_pos] * own_term;
+            }
+            const double top = mom.scale[id] + tau * s0 + ups * g0;
+            raise_to(top);
+            const double f = std::exp(top - m);
+            for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
             return true;
           };
           stack.assign(1, static_cast<std::int32_t>(nodes_.size() - 1));
@@ -305,56 +278,35 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             stack.pop_back();
             const Node& nd = nodes_[id];
             const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
-            // Drop the node if its whole weight is negligible for every request (checked first: it is
-            // cheaper than a series). Below e^-700 a bound is raised to e^-700, which keeps it a bound and
-            // std::exp on its fast path. The exponential is only taken where the bound can pass:
-            // acc[0] < 2^(logb(acc[0]) + 1).
-            bool drop = !holds_own;
-            for (std::size_t r = 0; r < Q && drop; ++r) {
-              RowSums& w = st[r];
-              const double top = req[r].scale[id] + req[r].log_mass[id] +
-                                 std::max(w.tau * nd.s_lo, w.tau * nd.s_hi) + std::max(w.ups * nd.g_lo, w.ups * nd.g_hi);
-              drop = w.acc[0] > 0 && top - w.m <= log_share + (std::logb(w.acc[0]) + 1) * std::numbers::ln2;
-              if (drop) {
-                w.bound = std::exp(std::max(top - w.m, -700.0));
-                drop = w.dropped + w.bound <= kDroppedShare * w.acc[0];
+            // Drop the node if its whole weight is negligible (checked first: it is cheaper than a series).
+            // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
+            // The exponential is only taken where the bound can pass: acc[0] < 2^(logb(acc[0]) + 1).
+            if (!holds_own && acc[0] > 0) {
+              const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
+                                 std::max(ups * nd.g_lo, ups * nd.g_hi);
+              if (top - m <= log_share + (std::logb(acc[0]) + 1) * std::numbers::ln2) {
+                const double bound = std::exp(std::max(top - m, -700.0));
+                if (dropped + bound <= kDroppedShare * acc[0]) {
+                  dropped += bound;
+                  continue;
+                }
               }
             }
-            if (drop) {
-              for (RowSums& w : st) w.dropped += w.bound;
+            if (0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
+                0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm && add_series(id, holds_own))
               continue;
-            }
-            // Expand the node for every request, or for none.
-            bool expand = true;
-            for (std::size_t r = 0; r < Q && expand; ++r)
-              expand = 0.5 * (nd.s_hi - nd.s_lo) * std::fabs(st[r].tau) <= kMaxScoreTerm &&
-                       0.5 * (nd.g_hi - nd.g_lo) * std::fabs(st[r].ups) <= kMaxSigmaTerm && series(r, id, holds_own);
-            if (expand) {
-              for (std::size_t r = 0; r < Q; ++r) {
-                RowSums& w = st[r];
-                const double top = req[r].scale[id] + w.tau * mid(nd.s_lo, nd.s_hi) + w.ups * mid(nd.g_lo, nd.g_hi);
-                raise_to(w, top);
-                const double f = std::exp(top - w.m);
-                for (std::size_t l = 0; l < req[r].columns; ++l) w.acc[l] += f * w.vals[l];
-              }
-              continue;
-            }
-            if (nd.left < 0) {  // pair by pair, with the sweep's kernels; the dot products serve every request
+            if (nd.left < 0) {  // pair by pair, with the sweep's kernels
               const std::size_t count = nd.end - nd.begin;
               const std::size_t skip = holds_own ? own_pos - nd.begin : count;
-              kern.dot(log_row, 2, sr_.data() + nd.begin, n, 1, count, 2, dots.data(), kLeaf);
-              for (std::size_t r = 0; r < Q; ++r) {
-                const RequestMoments& rm = req[r];
-                RowSums& w = st[r];
-                const double top = kern.affine_max(dots.data(), expo.data(), rm.qa.data() + nd.begin,
-                                                   rm.q * rm.inv_h, count, skip);
-                if (top == -std::numeric_limits<double>::infinity()) continue;
-                raise_to(w, top);
-                kern.exp_shifted(expo.data(), count, w.m);
-                if (skip < count) expo[skip] = 0;
-                w.acc[0] += kern.sum(expo.data(), count);
-                kern.row_dots(expo.data(), 0, 1, count, rm.v.data() + n + nd.begin, n, rm.columns - 1, w.acc.data() + 1);
-              }
+              kern.dot(log_row, 2, sr_.data() + nd.begin, n, 1, count, 2, expo.data(), kLeaf);
+              const double top = kern.affine_max(expo.data(), expo.data(), qa.data() + nd.begin, q * request.inv_h,
+                                                 count, skip);
+              if (top == -std::numeric_limits<double>::infinity()) continue;
+              raise_to(top);
+              kern.exp_shifted(expo.data(), count, m);
+              if (skip < count) expo[skip] = 0;
+              acc[0] += kern.sum(expo.data(), count);
+              kern.row_dots(expo.data(), 0, 1, count, v.data() + n + nd.begin, n, columns - 1, acc.data() + 1);
               continue;
             }
             // Visit the child nearer the row's score first, so that the row's sum is mostly known before
@@ -363,18 +315,14 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             stack.push_back(left_near ? nd.right : nd.left);
             stack.push_back(left_near ? nd.left : nd.right);
           }
-          for (std::size_t r = 0; r < Q; ++r) {
-            out[r].scale[row] = st[r].m;
-            std::copy(st[r].acc.begin(), st[r].acc.end(), out[r].sums.begin() + static_cast<std::ptrdiff_t>(row * req[r].columns));
-          }
+          scale[row] = m;
+          std::copy(acc.begin(), acc.end(), sums.begin() + static_cast<std::ptrdiff_t>(row * columns));
         }
         WorkLedger::done(plan.control, static_cast<double>(r_end - task * kRowsPerTask) * work * counted);
       },
       plan.control);
-  for (const KernelSumsOut& o : out) {
-    combine_shares(plan.communicator, o.scale);
-    combine_shares(plan.communicator, o.sums);
-  }
+  combine_shares(plan.communicator, scale);
+  combine_shares(plan.communicator, sums);
 }
 
 }  // namespace ecekde::detail

@@ -54,11 +54,6 @@ struct KernelSumRequest {
   double pair_work = 1;             // progress counted per (row, centre) pair, as the sweep would count it
 };
 
-/// Where ScoreTree::sums() writes one request's results.
-struct KernelSumsOut {
-  std::span<double> scale, sums;
-};
-
 /// The centres of a one-dimensional problem (KernelPoints of dim 2) sorted by score, in a binary tree of
 /// index ranges. Built once per problem; answers requests for any bandwidth and payload.
 class ScoreTree {
@@ -66,21 +61,12 @@ class ScoreTree {
   explicit ScoreTree(const KernelPoints& centres);
 
   /// Row q of `rows` leaves out centre self[q] (no centre when self[q] >= centres; `self` empty: rows
-  /// are the centres themselves, row q leaves out centre q). Writes, for each request r, out[r].scale[q]
-  /// and out[r].sums[q * (depth + 1) + l], the sums of the request relative to exp(scale[q]) (l = 0 the
-  /// weights, then the payload columns). The requests share one walk of the tree per row (and each
-  /// leaf's dot products): a node is dropped or expanded only where that is within every request's
-  /// bound, so each request keeps its own error bound above. Rows are split across the plan's threads;
-  /// each row's result does not depend on the split.
-  void sums(const KernelPoints& rows, std::span<const std::size_t> self, std::span<const KernelSumRequest> requests,
-            const SweepPlan& plan, std::span<const KernelSumsOut> out) const;
-
-  /// One request.
+  /// are the centres themselves, row q leaves out centre q). Writes scale[q] and
+  /// sums[q * (depth + 1) + l], the sums of the request relative to exp(scale[q]) (l = 0 the weights,
+  /// then the payload columns). Rows are split across the plan's threads; each row's result does not
+  /// depend on the split.
   void sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
-            const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const {
-    const KernelSumsOut out{scale, sums};
-    this->sums(rows, self, {&request, 1}, plan, {&out, 1});
-  }
+            const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const;
 
   std::size_t size() const { return g_.size(); }
 
@@ -104,9 +90,7 @@ class ScoreTree {
     std::int32_t left = -1, right = -1;  // children; -1 for a leaf
     double s_lo = 0, s_hi = 0, g_lo = 0, g_hi = 0;  // ranges of s and sigma
   };
-  struct RequestMoments;
   std::int32_t build(std::uint32_t begin, std::uint32_t end);
-  RequestMoments moments(const KernelSumRequest& request) const;
 
   const KernelPoints& centres_;
   std::vector<double> sr_;  // sorted s then sorted r (2 x n, as the kernels read centres)
