@@ -41,6 +41,15 @@ constexpr std::array<double, kTerms> kInverse = [] {
 
 double mid(double lo, double hi) { return lo + 0.5 * (hi - lo); }
 
+// std::logb(x) for finite x > 0, read from the exponent bits where x is normal: the drop test asks for it
+// at every node a row visits, and the library call took 3% of marginal's time at K = 1,000.
+double binary_exponent(double x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const auto field = static_cast<int>((bits >> 52) & 0x7ff);
+  return field != 0 && field != 0x7ff ? field - 1023 : std::logb(x);
+}
+
 // Positions 0..n-1 in increasing order of their scores, ties in increasing position: std::stable_sort's
 // order, by a least-significant-digit radix sort of the scores' bits (a problem's centres and rows are
 // sorted again at every bandwidth; at n = 50,000 the comparison sort took a tenth of marginal's time).
@@ -284,7 +293,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             if (!holds_own && acc[0] > 0) {
               const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
                                  std::max(ups * nd.g_lo, ups * nd.g_hi);
-              if (top - m <= log_share + (std::logb(acc[0]) + 1) * std::numbers::ln2) {
+              if (top - m <= log_share + (binary_exponent(acc[0]) + 1) * std::numbers::ln2) {
                 const double bound = std::exp(std::max(top - m, -700.0));
                 if (dropped + bound <= kDroppedShare * acc[0]) {
                   dropped += bound;
