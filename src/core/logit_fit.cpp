@@ -69,7 +69,8 @@ using Sums = std::conditional_t<N == 0, std::vector<double>, FixedSums<N>>;
 // feature differences dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T). Returns
 // the rows' sum of -log P(y); with grad given, adds the gradient and Hessian sums (lower triangle) into
 // grad and hess. kD is the feature count when known at compile time (0: the design's D): the crossfit's
-// one-dimensional pilots (kBetaFeatures) then keep their sums in registers, about twice as fast.
+// one-dimensional pilots (kBetaFeatures) then keep their sums in registers (marginal's pilots at K = 1,000
+// took 30% less time).
 template <std::size_t kD>
 double binary_sums(const LogitDesign& d, std::span<const int> labels, std::span<const std::size_t> rows,
                    std::span<const double> theta, double* grad, double* hess) {
