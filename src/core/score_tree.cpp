@@ -18,6 +18,7 @@ constexpr std::size_t kTerms = ScoreTree::kOrder + 1;  // Taylor coefficients pe
 constexpr std::size_t kRowsPerTask = 64;
 constexpr std::size_t kLanes = 5;  // partial sums of a series
 constexpr std::size_t kGroup = 4;  // a leaf's centres whose Taylor terms are formed side by side
+constexpr std::size_t kPowerChains = 4;  // rows whose powers of tau are formed side by side
 static_assert(kTerms % kLanes == 0);
 
 // Moments of one request: per node, its scale A (the largest q a_i) and, per column, the coefficients
@@ -141,7 +142,8 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   mom.columns = columns;
   mom.scale.resize(nodes_.size());
   mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
-  std::vector<double> log_mass(nodes_.size());
+  // Per node, A + log M_00: the drop test's bound less the row's part (added in the test's order).
+  std::vector<double> drop_base(nodes_.size());
   std::array<std::array<double, kTerms>, kGroup> term{};
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
@@ -205,7 +207,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         }
       }
     }
-    log_mass[id] = std::log(mom.at(id, 0)[0]);
+    drop_base[id] = mom.scale[id] + std::log(mom.at(id, 0)[0]);
   }
 
   // Rows in order of score, so that neighbouring rows of a task walk the same nodes (cache locality).
@@ -228,15 +230,28 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         const std::size_t task = mine.begin + own_task;
         std::vector<std::int32_t> stack;
         std::vector<double> acc(columns), vals(columns), expo(kLeaf);
-        std::array<double, kTerms> power;  // tau^a
-        const std::size_t r_end = std::min(R, (task + 1) * kRowsPerTask);
-        for (std::size_t t = task * kRowsPerTask; t < r_end; ++t) {
+        // powers[u][a] = tau^a of the rows of a chain group, formed side by side: each row's powers are a
+        // chain of dependent products, the same as alone, which the processor can now overlap.
+        std::array<std::array<double, kTerms>, kPowerChains> powers;
+        const std::size_t first = task * kRowsPerTask, r_end = std::min(R, (task + 1) * kRowsPerTask);
+        auto tau_of = [&](std::size_t row) {
+          const double* log_row = rows.log_x.data() + 2 * row;
+          return q * (log_row[0] - log_row[1]) * request.inv_h;
+        };
+        for (std::size_t t = first; t < r_end; ++t) {
+          const std::size_t chain = (t - first) % kPowerChains;
+          if (chain == 0) {
+            std::array<double, kPowerChains> base{};
+            for (std::size_t u = 0; u < kPowerChains && t + u < r_end; ++u) base[u] = tau_of(row_order[t + u]);
+            for (auto& power : powers) power[0] = 1;
+            for (std::size_t a = 1; a < kTerms; ++a)
+              for (std::size_t u = 0; u < kPowerChains; ++u) powers[u][a] = powers[u][a - 1] * base[u];
+          }
+          const std::array<double, kTerms>& power = powers[chain];
           const std::size_t row = row_order[t];
           const double* log_row = rows.log_x.data() + 2 * row;
-          const double L1 = log_row[0], L2 = log_row[1], sj = rows.x(row, 0);
-          const double tau = q * (L1 - L2) * request.inv_h, ups = q * L2 * request.inv_h;
-          power[0] = 1;
-          for (std::size_t a = 1; a < kTerms; ++a) power[a] = power[a - 1] * tau;
+          const double L2 = log_row[1], sj = rows.x(row, 0);
+          const double tau = tau_of(row), ups = q * L2 * request.inv_h;
           const std::size_t own = self.empty() ? row : self[row];
           const std::size_t own_pos = own < n ? position_[own] : none;
           double m = -std::numeric_limits<double>::infinity(), dropped = 0;
@@ -291,7 +306,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
             // The exponential is only taken where the bound can pass: acc[0] < 2^(logb(acc[0]) + 1).
             if (!holds_own && acc[0] > 0) {
-              const double top = mom.scale[id] + log_mass[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
+              const double top = drop_base[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
                                  std::max(ups * nd.g_lo, ups * nd.g_hi);
               if (top - m <= log_share + (binary_exponent(acc[0]) + 1) * std::numbers::ln2) {
                 const double bound = std::exp(std::max(top - m, -700.0));
@@ -327,7 +342,7 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
           scale[row] = m;
           std::copy(acc.begin(), acc.end(), sums.begin() + static_cast<std::ptrdiff_t>(row * columns));
         }
-        WorkLedger::done(plan.control, static_cast<double>(r_end - task * kRowsPerTask) * work * counted);
+        WorkLedger::done(plan.control, static_cast<double>(r_end - first) * work * counted);
       },
       plan.control);
   combine_shares(plan.communicator, scale);
