@@ -2,11 +2,11 @@
 // s with 0/1 labels b):
 //   1. a pilot recalibration map pi, a small multinomial logistic model fitted with k-fold cross-fitting (folds, 5)
 //      (each row's pilot is fitted without its fold): temperature, class biases, a spline in logit f shared
-//      by the classes and the top-label recalibration seen in 1-D (canonical), or Beta calibration with a
+//      by the classes and the top-label pilot's recalibration (canonical), or Beta calibration with a
 //      spline in logit s (one-dimensional);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
-//      soft-thresholded at its noise level), the bandwidth chosen from a grid by the leave-one-out Brier
+//      kept only where it exceeds its noise level), the bandwidth chosen from a grid by the leave-one-out Brier
 //      score of g;
 //   3. CE_p^p = E[(y - f) . phi_p(E[y|f] - f)] with phi_p(t) = sign(t) |t|^(p-1) (an identity, since
 //      E[y - f | f] = E[y|f] - f), estimated by the row mean of (e_{y_j} - f_j) . phi_p(g_j - f_j).
@@ -209,7 +209,7 @@ LogitDesign beta_design(const LabelledPoints& lp) {
 }
 
 // The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
-// moves the top class's probability to the one-dimensional top-label estimate top_fit (input row order)
+// moves the top class's probability to the cross-fitted top-label pilot top_fit (input row order)
 // and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by the
 // classes, bends every probability alike.
 LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>& top_fit) {
@@ -247,10 +247,13 @@ LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>
 
 // The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the given
 // input rows (all rows in sorted order when `rows` is empty), with each row's effective number of
-// neighbours N = (sum w)^2 / sum w^2. Each component's correction is soft-thresholded at its own noise
-// level sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny probability, thin
-// neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable (docs/validation.md,
-// Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to -10%).
+// neighbours N = (sum w)^2 / sum w^2. Each component's correction is kept only where it exceeds its own
+// noise level sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny probability,
+// thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable (docs/validation.md,
+// Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to -10%). A correction
+// above its noise is kept whole: subtracting the noise level from it (a soft threshold) biased g towards
+// the pilot by a term of order N^-1/2, the order of the standard error, and with few distinct predictions,
+// where the pilot cannot follow the cells, p = 2 intervals covered 72-88% (docs/validation.md, 7.6).
 struct Corrected {
   std::vector<double> g, neighbours;
   std::vector<std::size_t> self;  // sorted position of each evaluated row
@@ -284,7 +287,7 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
     for (std::size_t l = 0; l < depth; ++l) {
       const double pi = pr.pilot[j * depth + l], delta = acc[l] / den;
       const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
-      const double kept = std::max(std::fabs(delta) - noise, 0.0);
+      const double kept = std::fabs(delta) > noise ? std::fabs(delta) : 0.0;
       out.g[q * depth + l] = pi + (delta < 0 ? -kept : kept);
     }
     out.neighbours[q] = neighbours;
@@ -424,17 +427,20 @@ double pilot_work(std::size_t count, std::size_t n) {
   return static_cast<double>(count) * static_cast<double>(n) * kPilotRowWork;
 }
 
-// The one-dimensional problem's corrected estimate, in input row order (used as the canonical pilot's
-// top-label feature).
-std::vector<double> one_dimensional_fit(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
-                                        std::size_t fold_count, std::size_t max_rows, const SweepPlan& plan) {
+// The one-dimensional problem's cross-fitted pilot, in input row order: the canonical pilot's top-label
+// feature. Not its kernel-corrected estimate: a row's leave-one-out correction is its neighbours' labels
+// without its own, so among rows with the same prediction the feature took one value per label, and a
+// pilot fitted on such rows learned its labels from it (perfect separation) and passed each held-out
+// row's own label into its neighbours' pilots. With few distinct predictions canonical CE_1 then read up
+// to 5 times its truth (docs/validation.md, 7.6). A cross-fitted pilot never sees its own fold's labels.
+std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
+                                    std::size_t fold_count, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};
   WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
   crossfit_pilot(problems[0], beta_design(lp), folds, fold_count, plan.threads, plan.control, plan.communicator);
   WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
-  const Fit fit = fit_corrections(problems, residual_grid(), max_rows, plan);
   std::vector<double> out(lp.points.n);
-  for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = fit.corrected[0].g[j];
+  for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = problems[0].pilot[j];
   return out;
 }
 
@@ -463,8 +469,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
-    const std::vector<double> top_fit =
-        one_dimensional_fit(top[0], folds, options.folds, options.bandwidth_selection.max_rows, in.plan);
+    const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan);
     crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds, in.plan.threads,
                    in.plan.control, in.plan.communicator);
   } else {
@@ -529,7 +534,6 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   const LabelledPoints& first = in.problems.front();
   double work = fit_work(in.problems.size(), n, first.points.dim, first.one_dimensional ? 1 : first.classes,
                          grid.size(), max_rows, in.plan);
-  if (options.type == CalibrationType::canonical) work += fit_work(1, n, 2, 1, residual_grid().size(), max_rows, in.plan);
   work += pilot_work(options.type == CalibrationType::canonical ? 1 : in.problems.size(), n);
   const PlannedWork planned(in.plan.control, work);
 

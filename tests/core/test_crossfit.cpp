@@ -85,7 +85,8 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
 }
 
 // The estimate's raw value (before clamping at 0) and its standard error, from the formula:
-// g_j = pi_j + soft(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j).
+// g_j = pi_j + hard(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j),
+// hard(delta) = delta where |delta| exceeds the noise level, else 0.
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
                                          const std::vector<std::vector<double>>& pilots) {
   const std::size_t n = d.n;
@@ -112,9 +113,9 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
       }
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
-        // the correction, soft-thresholded at its noise level sqrt(pi (1 - pi) / N), N = den^2 / squares
+        // the correction, kept where it exceeds its noise level sqrt(pi (1 - pi) / N), N = den^2 / squares
         const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
-        const double kept = std::max(std::fabs(delta) - std::sqrt(p0 * (1 - p0) * squares / (den * den)), 0.0);
+        const double kept = std::fabs(delta) > std::sqrt(p0 * (1 - p0) * squares / (den * den)) ? std::fabs(delta) : 0.0;
         const double g = p0 + std::copysign(kept, delta), f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
         t += (y - f) * phi(g - f, p);
         extra += (y - g) * phi(g - f, p);
@@ -146,8 +147,7 @@ TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
                                             << " p " << p);
             for (int threads : {1, 3})
               for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{0}}) {
-                // the pilots of the same execution: the block size moves the canonical pilot's top-label
-                // feature by rounding, and the pilot's fit with it
+                // the pilots of the same execution, as the library computes them (crossfit_pilots)
                 const ecekde::EstimateOptions o = options(type, h, p, threads, block);
                 const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
                 const auto [value, se] = plain_crossfit(d, type, h, p, ecekde::detail::crossfit_pilots(in, o));
