@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 
 namespace ecekde::research {
@@ -244,6 +245,55 @@ ZooModel model_named(const std::string& name, std::size_t k) {
   for (const ZooModel& m : family(k))
     if (m.name == name) return m;
   throw std::invalid_argument("no zoo model named " + name);
+}
+
+CellModel cell_model(std::size_t cells, std::size_t k, double gamma, std::uint64_t seed) {
+  Rng rng(seed);
+  CellModel m;
+  m.k = k;
+  double total = 0;
+  for (std::size_t v = 0; v < cells; ++v) {
+    double sum = 0, mapped = 0;
+    for (std::size_t c = 0; c < k; ++c) sum += m.f.emplace_back(0.05 + rng.uniform());
+    for (std::size_t c = 0; c < k; ++c) mapped += m.q.emplace_back(std::pow(m.f[v * k + c] /= sum, gamma));
+    for (std::size_t c = 0; c < k; ++c) m.q[v * k + c] /= mapped;
+    total += m.pi.emplace_back(0.2 + rng.uniform());
+  }
+  for (double& p : m.pi) p /= total;
+  return m;
+}
+
+ZooData sample(const CellModel& model, std::size_t n, std::uint64_t seed) {
+  const std::size_t K = model.k;
+  ZooData d;
+  d.n = n;
+  d.k = K;
+  Rng rng(seed);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t v = rng.categorical(model.pi);
+    const auto row = static_cast<std::ptrdiff_t>(v * K);
+    d.probs.insert(d.probs.end(), model.f.begin() + row, model.f.begin() + row + static_cast<std::ptrdiff_t>(K));
+    d.calibrated.insert(d.calibrated.end(), model.q.begin() + row, model.q.begin() + row + static_cast<std::ptrdiff_t>(K));
+    d.labels.push_back(static_cast<std::int64_t>(rng.categorical(std::span<const double>(&model.q[v * K], K))));
+  }
+  return d;
+}
+
+ZooTruth truth(const CellModel& model, double p) {
+  ZooTruth t;
+  t.p = p;
+  for (std::size_t v = 0; v < model.pi.size(); ++v) {
+    const double* f = &model.f[v * model.k];
+    const double* q = &model.q[v * model.k];
+    const auto top = static_cast<std::size_t>(std::max_element(f, f + model.k) - f);
+    for (std::size_t c = 0; c < model.k; ++c) {
+      const double term = model.pi[v] * std::pow(std::fabs(q[c] - f[c]), p);
+      t.canonical += term;
+      if (c == top) t.top_label += term;
+    }
+  }
+  t.marginal = t.canonical;
+  return t;
 }
 
 }  // namespace ecekde::research

@@ -78,4 +78,22 @@ std::vector<ZooModel> family(std::size_t k);
 /// A model of the family by name (throws std::invalid_argument if unknown).
 ZooModel model_named(const std::string& name, std::size_t k);
 
+/// A classifier with a few distinct predictions (a lookup table, a tree, a quantised model): cell v
+/// predicts f_v with probability pi_v, and its labels follow q_v = f_v^gamma renormalised (gamma = 1:
+/// calibrated), so every truth is a finite sum over the cells (docs/validation.md, Section 7.8).
+struct CellModel {
+  std::size_t k = 0;
+  std::vector<double> f, q, pi;  ///< cells x K, cells x K, cells
+};
+
+/// `cells` cells of K classes, f and pi drawn from `seed` (entries 0.05 + U(0, 1), normalised).
+CellModel cell_model(std::size_t cells, std::size_t k, double gamma, std::uint64_t seed);
+
+/// n samples of the cell model (labels y ~ Categorical(q_v)).
+ZooData sample(const CellModel& model, std::size_t n, std::uint64_t seed);
+
+/// The exact truths of the cell model, in ecekde::estimate()'s conventions (canonical and marginal
+/// coincide: sum_v pi_v sum_c |q_vc - f_vc|^p; top-label: the top class's term).
+ZooTruth truth(const CellModel& model, double p);
+
 }  // namespace ecekde::research

