@@ -6,7 +6,7 @@
 //      spline in logit s (one-dimensional);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
-//      kept only where it exceeds its noise level), the bandwidth chosen from a grid by the leave-one-out Brier
+//      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
 //      score of g;
 //   3. CE_p^p = E[(y - f) . phi_p(E[y|f] - f)] with phi_p(t) = sign(t) |t|^(p-1) (an identity, since
 //      E[y - f | f] = E[y|f] - f), estimated by the row mean of (e_{y_j} - f_j) . phi_p(g_j - f_j).
@@ -247,13 +247,15 @@ LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>
 
 // The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the given
 // input rows (all rows in sorted order when `rows` is empty), with each row's effective number of
-// neighbours N = (sum w)^2 / sum w^2. Each component's correction is kept only where it exceeds its own
-// noise level sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny probability,
-// thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable (docs/validation.md,
-// Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to -10%). A correction
-// above its noise is kept whole: subtracting the noise level from it (a soft threshold) biased g towards
-// the pilot by a term of order N^-1/2, the order of the standard error, and with few distinct predictions,
-// where the pilot cannot follow the cells, p = 2 intervals covered 72-88% (docs/validation.md, 7.8).
+// neighbours N = (sum w)^2 / sum w^2. Each component's correction delta is kept only where it exceeds its
+// own noise level s = sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny
+// probability, thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable
+// (docs/validation.md, Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to
+// -10%). Above it, delta shrinks to delta - s^2 / delta (a garrote): continuous at s, so a correction
+// barely above the noise is small and rarely flips that sign, and a real one loses only O(1/N). The soft
+// threshold delta - s biased g towards the pilot by O(N^-1/2), the order of the standard error: with few
+// distinct predictions, where the pilot cannot follow the cells, p = 2 intervals covered 72-88%; a hard
+// threshold (delta kept whole) cost CE_1 instead (docs/validation.md, 7.8).
 struct Corrected {
   std::vector<double> g, neighbours;
   std::vector<std::size_t> self;  // sorted position of each evaluated row
@@ -287,7 +289,7 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
     for (std::size_t l = 0; l < depth; ++l) {
       const double pi = pr.pilot[j * depth + l], delta = acc[l] / den;
       const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
-      const double kept = std::fabs(delta) > noise ? std::fabs(delta) : 0.0;
+      const double size = std::fabs(delta), kept = size > noise ? size - noise * noise / size : 0.0;
       out.g[q * depth + l] = pi + (delta < 0 ? -kept : kept);
     }
     out.neighbours[q] = neighbours;
@@ -431,8 +433,8 @@ double pilot_work(std::size_t count, std::size_t n) {
 // feature. Not its kernel-corrected estimate: a row's leave-one-out correction is its neighbours' labels
 // without its own, so among rows with the same prediction the feature took one value per label, and a
 // pilot fitted on such rows learned its labels from it (perfect separation) and passed each held-out
-// row's own label into its neighbours' pilots. With few distinct predictions canonical CE_1 then read up
-// to 5 times its truth (docs/validation.md, 7.8). A cross-fitted pilot never sees its own fold's labels.
+// row's own label into its neighbours' pilots. With few distinct predictions canonical figures then read
+// up to 5 times their truth (docs/validation.md, 7.8). A cross-fitted pilot never sees its own fold's labels.
 std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
                                     std::size_t fold_count, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};

@@ -233,25 +233,24 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         // powers[u][a] = tau^a of the rows of a chain group, formed side by side: each row's powers are a
         // chain of dependent products, the same as alone, which the processor can now overlap.
         std::array<std::array<double, kTerms>, kPowerChains> powers;
+        std::array<double, kPowerChains> taus{};
         const std::size_t first = task * kRowsPerTask, r_end = std::min(R, (task + 1) * kRowsPerTask);
-        auto tau_of = [&](std::size_t row) {
-          const double* log_row = rows.log_x.data() + 2 * row;
-          return q * (log_row[0] - log_row[1]) * request.inv_h;
-        };
         for (std::size_t t = first; t < r_end; ++t) {
           const std::size_t chain = (t - first) % kPowerChains;
           if (chain == 0) {
-            std::array<double, kPowerChains> base{};
-            for (std::size_t u = 0; u < kPowerChains && t + u < r_end; ++u) base[u] = tau_of(row_order[t + u]);
+            for (std::size_t u = 0; u < kPowerChains && t + u < r_end; ++u) {
+              const double* log_row = rows.log_x.data() + 2 * row_order[t + u];
+              taus[u] = q * (log_row[0] - log_row[1]) * request.inv_h;
+            }
             for (auto& power : powers) power[0] = 1;
             for (std::size_t a = 1; a < kTerms; ++a)
-              for (std::size_t u = 0; u < kPowerChains; ++u) powers[u][a] = powers[u][a - 1] * base[u];
+              for (std::size_t u = 0; u < kPowerChains; ++u) powers[u][a] = powers[u][a - 1] * taus[u];
           }
           const std::array<double, kTerms>& power = powers[chain];
           const std::size_t row = row_order[t];
           const double* log_row = rows.log_x.data() + 2 * row;
           const double L2 = log_row[1], sj = rows.x(row, 0);
-          const double tau = tau_of(row), ups = q * L2 * request.inv_h;
+          const double tau = taus[chain], ups = q * L2 * request.inv_h;
           const std::size_t own = self.empty() ? row : self[row];
           const std::size_t own_pos = own < n ? position_[own] : none;
           double m = -std::numeric_limits<double>::infinity(), dropped = 0;

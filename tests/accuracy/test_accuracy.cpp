@@ -143,7 +143,7 @@ TEST(Coverage, IntervalsCoverTheTruth) {
 // Classifiers with a few distinct prediction vectors (research::CellModel: cells of 2 to 10 vectors,
 // K = 2 to 4, over- and underconfident maps and one calibrated model), whose truths are finite sums. Two
 // faults read these wrong while the continuous zoo above read right: the canonical pilot's top-label
-// feature carried each row's own label (canonical CE_1 up to 5 times its truth), and a soft threshold on
+// feature carried each row's own label (canonical figures up to 5 times their truth), and a soft threshold on
 // the kernel correction shrank it by a term of the order of the standard error (p = 2 intervals covering
 // 72-88%); docs/validation.md, Section 7.8.
 TEST(FewDistinctPredictions, MeanEstimatesAndIntervalsHoldTheTruth) {
@@ -154,8 +154,8 @@ TEST(FewDistinctPredictions, MeanEstimatesAndIntervalsHoldTheTruth) {
            {2, 2, 1.8}, {3, 3, 1.8}, {5, 3, 0.6}, {4, 4, 1.8}, {10, 3, 1.8}, {3, 3, 1.0}})
     models.emplace_back(std::to_string(cells) + " cells, K = " + std::to_string(k) + ", gamma " + std::to_string(gamma),
                         ecekde::research::cell_model(cells, k, gamma, 31 * cells + k));
-  // One cell far from calibrated beside one nearly calibrated, where the leak showed most: canonical CE_1
-  // read 0.23 on average against a truth of 0.117 (n = 1000), above 0.3 in 12 of 60 data sets.
+  // One cell far from calibrated beside one nearly calibrated, where the leak showed most: with it,
+  // canonical CE_1 read 0.189 on average against a truth of 0.117 (n = 1000), above 0.3 in 7 of 60 data sets.
   models.emplace_back("two cells, one miscalibrated", CellModel{2, {0.674, 0.326, 0.489, 0.511}, {0.787, 0.213, 0.480, 0.520}, {0.475, 0.525}});
   std::size_t covered = 0, total = 0;
   for (const auto& [name, m] : models) {

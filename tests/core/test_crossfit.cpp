@@ -85,8 +85,8 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
 }
 
 // The estimate's raw value (before clamping at 0) and its standard error, from the formula:
-// g_j = pi_j + hard(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j),
-// hard(delta) = delta where |delta| exceeds the noise level, else 0.
+// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j),
+// shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s, else 0.
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
                                          const std::vector<std::vector<double>>& pilots) {
   const std::size_t n = d.n;
@@ -113,9 +113,11 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
       }
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
-        // the correction, kept where it exceeds its noise level sqrt(pi (1 - pi) / N), N = den^2 / squares
+        // the correction where it exceeds its noise level s = sqrt(pi (1 - pi) / N), N = den^2 / squares,
+        // shrunk to |delta| - s^2 / |delta|
         const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
-        const double kept = std::fabs(delta) > std::sqrt(p0 * (1 - p0) * squares / (den * den)) ? std::fabs(delta) : 0.0;
+        const double s2 = p0 * (1 - p0) * squares / (den * den);
+        const double kept = delta * delta > s2 ? std::fabs(delta) - s2 / std::fabs(delta) : 0.0;
         const double g = p0 + std::copysign(kept, delta), f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
         t += (y - f) * phi(g - f, p);
         extra += (y - g) * phi(g - f, p);
