@@ -38,7 +38,9 @@ int report_error(std::string_view message, int status) {
     if (c == '\n' || c == '\r') c = ' ';
   line += before_error_report(status);
   std::cout.flush();
-  std::cerr << "ecekde: error: " << line << std::endl;
+  // One write, so that under mpirun the line reaches the job's stderr whole: written in pieces, Open MPI's
+  // abort banner once landed between "ecekde: error: " and the message.
+  std::cerr << "ecekde: error: " + line + "\n" << std::flush;
   return status;
 }
 

@@ -95,7 +95,7 @@ TEST(Precision, FloatAgreesInEveryVariantThreadCountAndBlockSize) {
   }
 }
 
-// The crossfit estimator's corrections at a given bandwidth run in float too. (Where its soft threshold
+// The crossfit estimator's corrections at a given bandwidth run in float too. (Where its threshold
 // keeps every row with the pilot the figure does not depend on them, and float gives it bitwise.)
 TEST(Precision, CrossfitAgreesWithDouble) {
   std::uint64_t seed = 120;
