@@ -211,35 +211,37 @@ LogitDesign beta_design(const LabelledPoints& lp) {
 // The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
 // moves the top class's probability to the cross-fitted top-label pilot top_fit (input row order)
 // and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by the
-// classes, bends every probability alike.
-LogitDesign canonical_design(const LabelledPoints& lp, const std::vector<double>& top_fit) {
+// classes, bends every probability alike. A row's probabilities are read from the input's rows (`pred`,
+// the same values as lp's points): lp holds them transposed, a row's K values n apart, and at K = 1,000
+// those strided reads made row() a quarter of a canonical estimate.
+LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<double>& top_fit) {
   const std::size_t K = lp.classes, n = lp.points.n;
   std::vector<double> t;
   t.reserve(n * K);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t c = 0; c < K; ++c) t.push_back(logit(lp.points.x(j, c), 1 - lp.points.x(j, c)));
+  for (double f : pred.f) t.push_back(logit(f, 1 - f));  // the spline sorts them: any order
   auto spline = std::make_shared<const LogitSpline>(std::move(t));
   LogitDesign d;
   d.L = K;
   d.D = 2 + LogitSpline::kFunctions;
   d.class_bias = K <= kMaxClassBiases;
-  d.row = [&lp, &top_fit, spline, D = d.D](std::size_t j, double* offset, double* x) {
+  d.row = [&lp, &pred, &top_fit, spline, D = d.D](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
+    const double* f = pred.f.data() + lp.original[j] * K;
     std::size_t top = 0;
     for (std::size_t c = 1; c < K; ++c)
-      if (lp.points.x(j, c) > lp.points.x(j, top)) top = c;
+      if (f[c] > f[top]) top = c;
     double rest = 0;
     for (std::size_t c = 0; c < K; ++c)
-      if (c != top) rest += lp.points.x(j, c);
-    const double s = lp.points.x(j, top), t = top_fit[lp.original[j]];
+      if (c != top) rest += f[c];
+    const double s = f[top], t = top_fit[lp.original[j]];
     const double up = safe_log(t, kFeatureFloor) - safe_log(s, kFeatureFloor);
     const double down = safe_log(1 - t, kFeatureFloor) - safe_log(rest, kFeatureFloor);
     for (std::size_t c = 0; c < K; ++c) {
-      const double f = lp.points.x(j, c);
+      const double log_f = safe_log(f[c], kFeatureFloor);  // logit(f, r) = log_f - safe_log(r)
       offset[c] = lp.points.log_x[j * K + c];
-      x[D * c] = safe_log(f, kFeatureFloor);
+      x[D * c] = log_f;
       x[D * c + 1] = c == top ? up : down;
-      spline->basis(logit(f, c == top ? rest : 1 - f), x + D * c + 2);
+      spline->basis(log_f - safe_log(c == top ? rest : 1 - f[c], kFeatureFloor), x + D * c + 2);
     }
   };
   return d;
@@ -277,10 +279,11 @@ Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
 Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
-  std::vector<double> offsets(n), vt(depth * n);
+  std::vector<double> offsets(n), residuals(depth * n);
   lp.points.centre_offsets(h, offsets);
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t l = 0; l < depth; ++l) vt[l * n + i] = pr.target(i, l) - pr.pilot[i * depth + l];
+    for (std::size_t l = 0; l < depth; ++l)
+      residuals[payload_index(i, l, n, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
   Corrected out = evaluated(pr, subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
@@ -295,9 +298,9 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
     out.neighbours[q] = neighbours;
   };
   if (rows.empty()) {
-    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, vt, depth, finish));
+    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish));
   } else {
-    sweep(subset.points, lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, vt, depth, finish, subset.self));
+    sweep(subset.points, lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish, subset.self));
   }
   return out;
 }
@@ -472,7 +475,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], top_fit), folds, options.folds, in.plan.threads,
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), folds, options.folds, in.plan.threads,
                    in.plan.control, in.plan.communicator);
   } else {
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on

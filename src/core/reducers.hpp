@@ -174,16 +174,29 @@ class LogKernelSums {
   std::span<const std::size_t> self_;
 };
 
+/// Payloads of at least this many values per centre (the canonical crossfit's residuals at K >= 64) are
+/// summed once per tile, as the product of the tile's weights (rows x centres) with the payload block
+/// (centres x depth) in the dot kernel's register tiles; narrower ones row by row. Row by row, each of a
+/// tile's 128 rows streamed the whole payload block (4 MB at K = 1,000) from memory, and that product was
+/// a third of a canonical crossfit estimate at n = 5,000, K = 1,000 (docs/benchmarks.md).
+inline constexpr std::size_t kWidePayload = 64;
+
+/// Where PayloadSums reads value l of centre i's payload among n centres: centre-major (i * depth + l)
+/// for wide payloads, the product's layout; transposed (l * n + i) for narrow ones, each row's.
+inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, std::size_t depth) {
+  return depth >= kWidePayload ? i * depth + l : l * n + i;
+}
+
 /// Per row j, with weights w_ji = exp(s_ji - m_j) over the centres i != self(j): the sum D_j = sum_i w_ji,
 /// the sum of squares Q_j = sum_i w_ji^2 and A_jl = sum_i w_ji V_il for a per-centre payload V (depth
-/// values per centre, stored transposed: vt[l * centres + i]). self(j) is the centre that row j is (self[j],
-/// or j itself when `self` is empty). Calls finish(j, D_j, Q_j, A_j) once per row (A_j: depth values).
+/// values per centre, stored as payload_index() says). self(j) is the centre that row j is (self[j], or j
+/// itself when `self` is empty). Calls finish(j, D_j, Q_j, A_j) once per row (A_j: depth values).
 template <class Finish>
 class PayloadSums {
  public:
-  PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> vt,
+  PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> payload,
               std::size_t depth, Finish finish, std::span<const std::size_t> self = {})
-      : kern_(kern), offsets_(offsets), inv_h_(inv_h), vt_(vt), depth_(depth), finish_(std::move(finish)),
+      : kern_(kern), offsets_(offsets), inv_h_(inv_h), payload_(payload), depth_(depth), finish_(std::move(finish)),
         self_(self) {}
 
   /// Relative cost of a pair, for progress: an exponential, and a multiply-add per payload value (about a tenth of one).
@@ -194,11 +207,13 @@ class PayloadSums {
     std::vector<double> sums;  // per row: D, Q, then depth payload sums
     RowWeights w;
     BlockOffsets offsets;
+    std::vector<double> tile_weights;  // wide payloads: the tile's weights, `block` per row
+    std::size_t block;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), RowWeights(block),
-            BlockOffsets(block)};
+            BlockOffsets(block), std::vector<double>(wide() ? rows * block : 0), block};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -209,13 +224,17 @@ class PayloadSums {
   template <class Dot>
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
             std::size_t ld) const {
-    const std::size_t width = depth_ + 2, centres = vt_.size() / depth_;
+    const std::size_t width = depth_ + 2, centres = payload_.size() / depth_;
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
       const auto step =
           s.max[q].weights(kern_, dots + q * ld, s.w.template data<Dot>(), offsets, inv_h_, cols, skip);
-      if (!step.any) continue;
+      double* tile_row = wide() ? s.tile_weights.data() + q * s.block : nullptr;
+      if (!step.any) {
+        if (tile_row) std::fill_n(tile_row, cols, 0.0);  // adds nothing to the row in the product
+        continue;
+      }
       const double* w = s.w.template as_double<Dot>(kern_, cols);
       double* acc = s.sums.data() + q * width;
       if (step.factor != 1) {
@@ -225,8 +244,12 @@ class PayloadSums {
       }
       acc[0] += kern_.sum(w, cols);
       kern_.row_dots(w, 0, 1, cols, w, 0, 1, acc + 1);
-      kern_.row_dots(w, 0, 1, cols, vt_.data() + col0, centres, depth_, acc + 2);
+      if (tile_row) std::copy_n(w, cols, tile_row);
+      else kern_.row_dots(w, 0, 1, cols, payload_.data() + col0, centres, depth_, acc + 2);
     }
+    if (wide())
+      kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * depth_, depth_, rows, depth_, cols,
+                    s.sums.data() + 2, width);
   }
 
   std::size_t record_width() const { return depth_ + 2; }  // D_j, Q_j, then A_j
@@ -240,21 +263,24 @@ class PayloadSums {
   /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
   /// the squared weights, brought to the weights' scale.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
+    ECEKDE_ASSERT(!wide());  // the tree reads the payload transposed: one-dimensional problems have depth 1
     const std::size_t R = rows.n, width = depth_ + 1;
     const ScoreTree tree(centres);
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    tree.sums(rows, self_, {offsets_, inv_h_, 1, vt_, depth_, half}, plan, scale, sums);
+    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload_, depth_, half}, plan, scale, sums);
     tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }
 
  private:
+  bool wide() const { return depth_ >= kWidePayload; }
+
   const TileKernels& kern_;
   std::span<const double> offsets_;
   double inv_h_;
-  std::span<const double> vt_;
+  std::span<const double> payload_;
   std::size_t depth_;
   Finish finish_;
   std::span<const std::size_t> self_;

@@ -11,6 +11,7 @@
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
 #include "core/logit_fit.hpp"
+#include "core/reducers.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/run_control.hpp"
 #include "expect_error.hpp"
@@ -159,6 +160,28 @@ TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
                 EXPECT_EQ(r.estimator, ecekde::Estimator::crossfit);
               }
           }
+    }
+}
+
+// Payloads of kWidePayload values and more (the canonical residuals at K >= 64) are summed per tile as one
+// matrix product instead of row by row: canonical at K = kWidePayload + 6 against the same formula, over
+// bandwidths, p, thread counts and block sizes (1: every tile one row and one centre; 7: partial tiles).
+TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
+  const std::size_t k = ecekde::detail::kWidePayload + 6;
+  const oracle::Data d = testdata::softmax_predictions(130, k, 71, 2.0, 1.6);
+  for (double h : {0.01, 0.2, 1.0})
+    for (double p : {1.0, 2.0}) {
+      SCOPED_TRACE(testing::Message() << "h " << h << " p " << p);
+      const ecekde::EstimateOptions plain = options(CalibrationType::canonical, h, p);
+      const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), CalibrationType::canonical, false,
+                                              plain.execution, true);
+      const auto [value, se] = plain_crossfit(d, CalibrationType::canonical, h, p, ecekde::detail::crossfit_pilots(in, plain));
+      for (int threads : {1, 2})
+        for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{0}}) {
+          const ecekde::Result r = run(d, options(CalibrationType::canonical, h, p, threads, block));
+          EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14) << threads << " " << block;
+          EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14) << threads << " " << block;
+        }
     }
 }
 

@@ -99,7 +99,7 @@ TEST(Precision, FloatAgreesInEveryVariantThreadCountAndBlockSize) {
 // keeps every row with the pilot the figure does not depend on them, and float gives it bitwise.)
 TEST(Precision, CrossfitAgreesWithDouble) {
   std::uint64_t seed = 120;
-  for (std::size_t k : {3, 10}) {
+  for (std::size_t k : {3, 10, 70}) {  // 70: the residuals summed as one product per tile (kWidePayload)
     const auto d = testdata::softmax_predictions(1500, k, seed++, 2.0, 1.4);
     ecekde::EstimateOptions o;
     o.bandwidth = 0.05;
