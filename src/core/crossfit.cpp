@@ -212,8 +212,7 @@ LogitDesign beta_design(const LabelledPoints& lp) {
 // moves the top class's probability to the cross-fitted top-label pilot top_fit (input row order)
 // and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by the
 // classes, bends every probability alike. A row's probabilities are read from the input's rows (`pred`,
-// the same values as lp's points): lp holds them transposed, a row's K values n apart, and at K = 1,000
-// those strided reads made row() a quarter of a canonical estimate.
+// the same values as lp's points, which holds them transposed: a row's K values n apart).
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<double>& top_fit) {
   const std::size_t K = lp.classes, n = lp.points.n;
   std::vector<double> t;
