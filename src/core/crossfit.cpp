@@ -275,26 +275,41 @@ Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
   return out;
 }
 
-Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan) {
-  const LabelledPoints& lp = *pr.lp;
-  const std::size_t n = lp.points.n, depth = pr.depth;
-  std::vector<double> offsets(n), residuals(depth * n);
-  lp.points.centre_offsets(h, offsets);
+// The residuals e_{y_i} - pi_i of every centre, laid out as PayloadSums reads them.
+std::vector<double> residuals_of(const Problem& pr) {
+  const std::size_t n = pr.lp->points.n, depth = pr.depth;
+  std::vector<double> residuals(depth * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l)
       residuals[payload_index(i, l, n, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
+  return residuals;
+}
+
+// Row j's corrected estimate g_jl (l < depth, handed to put(l, g_jl)) from its kernel sums: D_j = den,
+// Q_j = squares, A_j = acc. Returns its effective number of neighbours.
+template <class Put>
+double corrected_row(const Problem& pr, std::size_t j, double den, double squares, const double* acc, Put put) {
+  const double neighbours = den * den / squares;
+  for (std::size_t l = 0; l < pr.depth; ++l) {
+    const double pi = pr.pilot[j * pr.depth + l], delta = acc[l] / den;
+    const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
+    const double size = std::fabs(delta), kept = size > noise ? size - noise * noise / size : 0.0;
+    put(l, pi + (delta < 0 ? -kept : kept));
+  }
+  return neighbours;
+}
+
+Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n, depth = pr.depth;
+  std::vector<double> offsets(n);
+  lp.points.centre_offsets(h, offsets);
+  const std::vector<double> residuals = residuals_of(pr);
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
   Corrected out = evaluated(pr, subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
-    const std::size_t j = out.self[q];
-    const double neighbours = den * den / squares;
-    for (std::size_t l = 0; l < depth; ++l) {
-      const double pi = pr.pilot[j * depth + l], delta = acc[l] / den;
-      const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
-      const double size = std::fabs(delta), kept = size > noise ? size - noise * noise / size : 0.0;
-      out.g[q * depth + l] = pi + (delta < 0 ? -kept : kept);
-    }
-    out.neighbours[q] = neighbours;
+    double* g = out.g.data() + q * depth;
+    out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
   };
   if (rows.empty()) {
     sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish));
@@ -302,6 +317,48 @@ Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows
     sweep(subset.points, lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish, subset.self));
   }
   return out;
+}
+
+// Whether the candidate bandwidths share one sweep's dot products (brier_scores()): for one problem whose
+// sweeps go pair by pair (not by the score tree, sweep()), the canonical one.
+bool shares_dots(std::size_t problems, std::size_t bandwidths, const LabelledPoints& lp, const SweepPlan& plan) {
+  return problems == 1 && bandwidths > 1 && (lp.points.dim != 2 || !plan.expansions);
+}
+
+// The mean leave-one-out Brier score of the corrections at every bandwidth of `grid`, over the input rows
+// `rows` (all when empty), from one sweep whose tiles of dot products all bandwidths share (SharedDots):
+// bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections. For the canonical
+// problem at K = 1,000 the dot products are half of each sweep (docs/benchmarks.md).
+std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
+                                 const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n, depth = pr.depth;
+  const std::vector<double> residuals = residuals_of(pr);
+  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
+  const std::vector<std::size_t> self = evaluated(pr, subset.self).self;
+  std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
+  auto part = [&](std::size_t b) {
+    lp.points.centre_offsets(grid[b], offsets[b]);
+    terms[b].assign(self.size(), 0.0);
+    auto finish = [&pr, &self, out = terms[b].data()](std::size_t q, double den, double squares, const double* acc) {
+      const std::size_t j = self[q];
+      double e = 0;
+      corrected_row(pr, j, den, squares, acc, [&](std::size_t l, double g) {
+        const double d = pr.target(j, l) - g;
+        e += d * d;
+      });
+      out[q] = e;
+    };
+    return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
+  };
+  std::vector<decltype(part(0))> parts;
+  for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
+  const SharedDots together(std::move(parts));
+  if (rows.empty()) sweep(lp.points, plan, together);
+  else sweep(subset.points, lp.points, plan, together);
+  std::vector<double> scores;
+  for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
+  return scores;
 }
 
 // Mean leave-one-out Brier score of a corrected estimate.
@@ -367,36 +424,43 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   const std::size_t n = problems.front().lp->points.n;
   const std::vector<std::size_t> rows = criterion_rows(n, max_rows);
   const bool all_rows = rows.size() == n;
+  const std::span<const std::size_t> criterion = all_rows ? std::span<const std::size_t>{} : rows;
   Fit fit;
   fit.selection.criterion = BandwidthCriterion::loo_regression;
   fit.selection.grid = grid;
   fit.selection.rows = rows.size();
+  const bool shared = shares_dots(problems.size(), grid.size(), *problems.front().lp, plan);
+  const std::vector<double> shared_briers = shared ? brier_scores(problems.front(), grid, criterion, plan)
+                                                   : std::vector<double>{};
   std::size_t best = 0;
   for (std::size_t b = 0; b < grid.size(); ++b) {
     double score = 0;
-    std::vector<Corrected> at_h = correct_all(problems, grid[b], all_rows ? std::span<const std::size_t>{} : rows, plan);
-    for (std::size_t q = 0; q < problems.size(); ++q) score -= brier(problems[q], at_h[q]);
+    std::vector<Corrected> at_h;
+    if (shared) {
+      score = -shared_briers[b];
+    } else {
+      at_h = correct_all(problems, grid[b], criterion, plan);
+      for (std::size_t q = 0; q < problems.size(); ++q) score -= brier(problems[q], at_h[q]);
+    }
     fit.selection.score.push_back(score);
     if (b == 0 || score > fit.selection.score[best]) {
       best = b;
-      if (all_rows) fit.corrected = std::move(at_h);
+      if (all_rows && !shared) fit.corrected = std::move(at_h);
     }
   }
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  if (!all_rows) {
-    fit.corrected = correct_all(problems, grid[best], {}, plan);
-  }
+  if (!all_rows || shared) fit.corrected = correct_all(problems, grid[best], {}, plan);
   return fit;
 }
 
 // Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
 // dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full sweep at the
-// chosen one when the criterion used a subset (PayloadSums' cost per pair).
+// chosen one when the criterion used a subset or `shared` dot products (PayloadSums' cost per pair).
 double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t depth, std::size_t bandwidths,
-                std::size_t max_rows, const SweepPlan& plan) {
+                std::size_t max_rows, bool shared, const SweepPlan& plan) {
   const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
-  const double swept_rows = static_cast<double>(bandwidths * rows + (rows < n ? n : 0));
+  const double swept_rows = static_cast<double>(bandwidths * rows + (rows < n || shared ? n : 0));
   return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * row_work(plan, dim, n) * swept_rows;
 }
 
@@ -536,8 +600,9 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   std::sort(grid.begin(), grid.end());
 
   const LabelledPoints& first = in.problems.front();
+  const bool shared = shares_dots(in.problems.size(), grid.size(), first, in.plan);
   double work = fit_work(in.problems.size(), n, first.points.dim, first.one_dimensional ? 1 : first.classes,
-                         grid.size(), max_rows, in.plan);
+                         grid.size(), max_rows, shared, in.plan);
   work += pilot_work(options.type == CalibrationType::canonical ? 1 : in.problems.size(), n);
   const PlannedWork planned(in.plan.control, work);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/problems.hpp"
@@ -284,6 +285,72 @@ class PayloadSums {
   std::size_t depth_;
   Finish finish_;
   std::span<const std::size_t> self_;
+};
+
+/// Several reducers of one kind in one sweep (the crossfit's candidate bandwidths): each tile's dot
+/// products are computed once and handed to every part, which then does exactly what it does in a sweep
+/// of its own, so each part's results are bitwise those of its own sweep. A row's record is the parts'
+/// records in turn.
+template <class Part>
+class SharedDots {
+ public:
+  explicit SharedDots(std::vector<Part> parts) : parts_(std::move(parts)) {}
+
+  double work_per_pair() const {
+    double work = 0;
+    for (const Part& part : parts_) work += detail::work_per_pair(part);
+    return work;
+  }
+
+  std::size_t tile_rows() const
+    requires requires(const Part& part) { part.tile_rows(); }
+  {
+    return parts_.front().tile_rows();
+  }
+
+  struct Scratch {
+    std::vector<typename Part::Scratch> parts;
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t block) const {
+    Scratch s;
+    for (const Part& part : parts_) s.parts.push_back(part.scratch(rows, block));
+    return s;
+  }
+
+  void begin(Scratch& s, std::size_t row0, std::size_t rows) const {
+    for (std::size_t b = 0; b < parts_.size(); ++b) parts_[b].begin(s.parts[b], row0, rows);
+  }
+
+  template <class Dot>
+    requires(std::is_same_v<Dot, double> || TakesFloatTiles<Part>)
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
+            std::size_t ld) const {
+    for (std::size_t b = 0; b < parts_.size(); ++b) parts_[b].tile(s.parts[b], row0, rows, col0, cols, dots, ld);
+  }
+
+  std::size_t record_width() const {
+    std::size_t width = 0;
+    for (const Part& part : parts_) width += part.record_width();
+    return width;
+  }
+
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    for (std::size_t b = 0; b < parts_.size(); ++b) {
+      parts_[b].record(s.parts[b], q, out);
+      out += parts_[b].record_width();
+    }
+  }
+
+  void finish(std::size_t j, const double* record) const {
+    for (const Part& part : parts_) {
+      part.finish(j, record);
+      record += part.record_width();
+    }
+  }
+
+ private:
+  std::vector<Part> parts_;
 };
 
 }  // namespace ecekde::detail

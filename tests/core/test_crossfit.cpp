@@ -85,43 +85,53 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
   return out;
 }
 
+// Row j's corrected estimate g_j (depth values) of a problem at bandwidth h, from the formula:
+// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji),
+// shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s = sqrt(pi (1 - pi) / N),
+// N = (sum w)^2 / sum w^2, else 0.
+std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& pi, std::size_t j, double h) {
+  const std::size_t n = pr.x.size() / pr.dim;
+  std::vector<double> logw(n);
+  for (std::size_t i = 0; i < n; ++i)
+    logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
+                          : oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
+  logw[j] = -INFINITY;
+  const double top = *std::max_element(logw.begin(), logw.end());
+  double den = 0, squares = 0;
+  std::vector<double> acc(pr.depth, 0.0), g(pr.depth);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == j) continue;
+    const double w = std::exp(logw[i] - top);
+    den += w;
+    squares += w * w;
+    for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - pi[i * pr.depth + l]);
+  }
+  for (std::size_t l = 0; l < pr.depth; ++l) {
+    const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
+    const double s2 = p0 * (1 - p0) * squares / (den * den);
+    const double kept = delta * delta > s2 ? std::fabs(delta) - s2 / std::fabs(delta) : 0.0;
+    g[l] = p0 + std::copysign(kept, delta);
+  }
+  return g;
+}
+
 // The estimate's raw value (before clamping at 0) and its standard error, from the formula:
-// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji), T = mean_j (t_j - x_j) . phi_p(g_j - x_j),
-// shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s, else 0.
+// T = mean_j (t_j - x_j) . phi_p(g_j - x_j), with g_j from plain_g().
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
                                          const std::vector<std::vector<double>>& pilots) {
   const std::size_t n = d.n;
   const double weight = type == CalibrationType::binary ? 2.0 : 1.0;
   const std::vector<PlainProblem> problems = plain_problems(d, type);
-  std::vector<double> term(n, 0.0), influence(n, 0.0), logw(n);
+  std::vector<double> term(n, 0.0), influence(n, 0.0);
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const PlainProblem& pr = problems[q];
-    const std::vector<double>& pi = pilots[q];
     for (std::size_t j = 0; j < n; ++j) {
-      for (std::size_t i = 0; i < n; ++i)
-        logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
-                              : oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
-      logw[j] = -INFINITY;
-      const double top = *std::max_element(logw.begin(), logw.end());
-      double den = 0, squares = 0;
-      std::vector<double> acc(pr.depth, 0.0);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (i == j) continue;
-        const double w = std::exp(logw[i] - top);
-        den += w;
-        squares += w * w;
-        for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - pi[i * pr.depth + l]);
-      }
+      const std::vector<double> g = plain_g(pr, pilots[q], j, h);
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
-        // the correction where it exceeds its noise level s = sqrt(pi (1 - pi) / N), N = den^2 / squares,
-        // shrunk to |delta| - s^2 / |delta|
-        const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
-        const double s2 = p0 * (1 - p0) * squares / (den * den);
-        const double kept = delta * delta > s2 ? std::fabs(delta) - s2 / std::fabs(delta) : 0.0;
-        const double g = p0 + std::copysign(kept, delta), f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
-        t += (y - f) * phi(g - f, p);
-        extra += (y - g) * phi(g - f, p);
+        const double f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
+        t += (y - f) * phi(g[l] - f, p);
+        extra += (y - g[l]) * phi(g[l] - f, p);
       }
       term[j] += weight * t;
       influence[j] += weight * (t + std::max(p - 1, 1.0) * extra);
@@ -132,6 +142,23 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
   double var = 0;
   for (double v : influence) var += (v - mean_if) * (v - mean_if);
   return {mean, std::sqrt(var / static_cast<double>(n - 1) / static_cast<double>(n))};
+}
+
+// The bandwidth criterion from the formula: minus the mean leave-one-out Brier score sum_l (t_jl - g_jl)^2
+// over the rows, summed over the problems.
+double plain_criterion(const oracle::Data& d, CalibrationType type, double h, const std::vector<std::vector<double>>& pilots) {
+  const std::vector<PlainProblem> problems = plain_problems(d, type);
+  double score = 0;
+  for (std::size_t q = 0; q < problems.size(); ++q) {
+    const PlainProblem& pr = problems[q];
+    double brier = 0;
+    for (std::size_t j = 0; j < d.n; ++j) {
+      const std::vector<double> g = plain_g(pr, pilots[q], j, h);
+      for (std::size_t l = 0; l < pr.depth; ++l) brier += (pr.t[j * pr.depth + l] - g[l]) * (pr.t[j * pr.depth + l] - g[l]);
+    }
+    score -= brier / static_cast<double>(d.n);
+  }
+  return score;
 }
 
 std::vector<CalibrationType> types_for(std::size_t k) {
@@ -181,6 +208,36 @@ TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
           const ecekde::Result r = run(d, options(CalibrationType::canonical, h, p, threads, block));
           EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14) << threads << " " << block;
           EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14) << threads << " " << block;
+        }
+    }
+}
+
+// The automatic bandwidth: the criterion at every grid point against the formula, and the choice its best.
+// Canonical sweeps every candidate bandwidth in one sweep whose dot products they share (K = 3, and
+// K = kWidePayload + 6 with the payload as one product); marginal one sweep per candidate, by the score tree.
+TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
+  for (std::size_t k : {std::size_t{3}, ecekde::detail::kWidePayload + 6})
+    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
+      if (type == CalibrationType::marginal && k > 3) continue;  // K one-dimensional problems: nothing new
+      const oracle::Data d = testdata::softmax_predictions(120, k, 90 + k, 2.0, 1.6);
+      const ecekde::EstimateOptions automatic = options(type, std::nullopt, 1.0);
+      const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, automatic.execution, true);
+      const auto pilots = ecekde::detail::crossfit_pilots(in, automatic);
+      for (int threads : {1, 2})
+        for (std::size_t block : {std::size_t{7}, std::size_t{0}}) {
+          SCOPED_TRACE(testing::Message() << "K " << k << " " << ecekde::to_string(type) << " threads " << threads
+                                          << " block " << block);
+          const ecekde::Result r = run(d, options(type, std::nullopt, 1.0, threads, block));
+          ASSERT_TRUE(r.selection.has_value());
+          const std::vector<double>& grid = r.selection->grid;
+          ASSERT_EQ(grid.size(), 9u);
+          std::size_t best = 0;
+          for (std::size_t b = 0; b < grid.size(); ++b) {
+            const double want = plain_criterion(d, type, grid[b], pilots);
+            EXPECT_NEAR(r.selection->score[b], want, 1e-11 * std::fabs(want)) << "h " << grid[b];
+            if (r.selection->score[b] > r.selection->score[best]) best = b;
+          }
+          EXPECT_EQ(r.bandwidth, grid[best]);
         }
     }
 }
