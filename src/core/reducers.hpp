@@ -175,15 +175,17 @@ class LogKernelSums {
   std::span<const std::size_t> self_;
 };
 
-/// Payloads of at least this many values per centre (the canonical crossfit's residuals at K >= 64) are
-/// summed once per tile, as the product of the tile's weights (rows x centres) with the payload block
-/// (centres x depth) in the dot kernel's register tiles; narrower ones row by row. Row by row, each of a
-/// tile's 128 rows streamed the whole payload block (4 MB at K = 1,000) from memory, and that product was
-/// a third of a canonical crossfit estimate at n = 5,000, K = 1,000 (docs/benchmarks.md).
+/// PayloadSums sums a tile's payload as one matrix product, weights (rows x centres) with the payload
+/// block (centres x depth), in the dot kernel's register tiles. Payloads of at least this many values per
+/// centre (the canonical crossfit's residuals at K >= 64) are stored centre-major and multiplied as they
+/// are; narrower ones transposed, as the product of the payload (depth x centres) with the tile's weights
+/// transposed, so that the register tiles run along the tile's rows. Row by row, each of a tile's rows
+/// streamed the whole payload block from the cache (4 MB at K = 1,000): a third of a canonical crossfit
+/// estimate at n = 5,000, K = 1,000 and 59% of one at n = 100,000, K = 10 (docs/benchmarks.md).
 inline constexpr std::size_t kWidePayload = 64;
 
 /// Where PayloadSums reads value l of centre i's payload among n centres: centre-major (i * depth + l)
-/// for wide payloads, the product's layout; transposed (l * n + i) for narrow ones, each row's.
+/// for wide payloads, transposed (l * n + i) for narrow ones.
 inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, std::size_t depth) {
   return depth >= kWidePayload ? i * depth + l : l * n + i;
 }
@@ -208,13 +210,15 @@ class PayloadSums {
     std::vector<double> sums;  // per row: D, Q, then depth payload sums
     RowWeights w;
     BlockOffsets offsets;
-    std::vector<double> tile_weights;  // wide payloads: the tile's weights, `block` per row
-    std::size_t block;
+    std::vector<double> tile_weights;  // the tile's weights: `block` per row (wide), or `rows` per centre
+    std::vector<double> product;       // narrow payloads: the tile's sums, `rows` per payload value
+    std::size_t rows, block;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), RowWeights(block),
-            BlockOffsets(block), std::vector<double>(wide() ? rows * block : 0), block};
+            BlockOffsets(block), std::vector<double>(rows * block), std::vector<double>(wide() ? 0 : depth_ * rows),
+            rows, block};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -227,13 +231,15 @@ class PayloadSums {
             std::size_t ld) const {
     const std::size_t width = depth_ + 2, centres = payload_.size() / depth_;
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
+    // Row q's weight of centre c in the tile: at q * block + c (wide) or c * rows + q (narrow).
+    const std::size_t row_step = wide() ? s.block : 1, centre_step = wide() ? 1 : s.rows;
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
       const auto step =
           s.max[q].weights(kern_, dots + q * ld, s.w.template data<Dot>(), offsets, inv_h_, cols, skip);
-      double* tile_row = wide() ? s.tile_weights.data() + q * s.block : nullptr;
-      if (!step.any) {
-        if (tile_row) std::fill_n(tile_row, cols, 0.0);  // adds nothing to the row in the product
+      double* tile_row = s.tile_weights.data() + q * row_step;
+      if (!step.any) {  // the row's weights are 0: it gets nothing from the product
+        for (std::size_t c = 0; c < cols; ++c) tile_row[c * centre_step] = 0.0;
         continue;
       }
       const double* w = s.w.template as_double<Dot>(kern_, cols);
@@ -245,12 +251,17 @@ class PayloadSums {
       }
       acc[0] += kern_.sum(w, cols);
       kern_.row_dots(w, 0, 1, cols, w, 0, 1, acc + 1);
-      if (tile_row) std::copy_n(w, cols, tile_row);
-      else kern_.row_dots(w, 0, 1, cols, payload_.data() + col0, centres, depth_, acc + 2);
+      for (std::size_t c = 0; c < cols; ++c) tile_row[c * centre_step] = w[c];
     }
-    if (wide())
+    if (wide()) {
       kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * depth_, depth_, rows, depth_, cols,
                     s.sums.data() + 2, width);
+    } else {
+      kern_.dot(payload_.data() + col0, centres, s.tile_weights.data(), s.rows, depth_, rows, cols, s.product.data(),
+                s.rows);
+      for (std::size_t q = 0; q < rows; ++q)
+        for (std::size_t l = 0; l < depth_; ++l) s.sums[q * width + 2 + l] += s.product[l * s.rows + q];
+    }
   }
 
   std::size_t record_width() const { return depth_ + 2; }  // D_j, Q_j, then A_j
