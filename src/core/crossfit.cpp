@@ -265,14 +265,19 @@ struct Corrected {
   std::vector<std::size_t> self;  // sorted position of each evaluated row
 };
 
+// The sorted positions of the evaluated rows: `self`, or every row when it is empty.
+std::vector<std::size_t> evaluated_rows(const Problem& pr, std::vector<std::size_t> self) {
+  if (self.empty()) {
+    self.resize(pr.lp->points.n);
+    std::iota(self.begin(), self.end(), std::size_t{0});
+  }
+  return self;
+}
+
 // A correction before its values (g and N zero) of the rows at sorted positions `self` (empty: every row).
 Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
   Corrected out;
-  out.self = std::move(self);
-  if (out.self.empty()) {
-    out.self.resize(pr.lp->points.n);
-    std::iota(out.self.begin(), out.self.end(), std::size_t{0});
-  }
+  out.self = evaluated_rows(pr, std::move(self));
   out.g.assign(out.self.size() * pr.depth, 0.0);
   out.neighbours.assign(out.self.size(), 0.0);
   return out;
@@ -338,7 +343,7 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
   const std::size_t n = lp.points.n, depth = pr.depth;
   const std::vector<double> residuals = residuals_of(pr);
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  const std::vector<std::size_t> self = evaluated(pr, subset.self).self;
+  const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
   std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
   auto part = [&](std::size_t b) {
     lp.points.centre_offsets(grid[b], offsets[b]);

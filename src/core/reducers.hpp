@@ -212,13 +212,13 @@ class PayloadSums {
     BlockOffsets offsets;
     std::vector<double> tile_weights;  // the tile's weights: `block` per row (wide), or `rows` per centre
     std::vector<double> product;       // narrow payloads: the tile's sums, `rows` per payload value
-    std::size_t rows, block;
+    std::size_t block;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     return {std::vector<OnlineMax>(rows), std::vector<double>(rows * (depth_ + 2)), RowWeights(block),
             BlockOffsets(block), std::vector<double>(rows * block), std::vector<double>(wide() ? 0 : depth_ * rows),
-            rows, block};
+            block};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -232,7 +232,8 @@ class PayloadSums {
     const std::size_t width = depth_ + 2, centres = payload_.size() / depth_;
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     // Row q's weight of centre c in the tile: at q * block + c (wide) or c * rows + q (narrow).
-    const std::size_t row_step = wide() ? s.block : 1, centre_step = wide() ? 1 : s.rows;
+    const std::size_t tile_rows = s.max.size();
+    const std::size_t row_step = wide() ? s.block : 1, centre_step = wide() ? 1 : tile_rows;
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
       const auto step =
@@ -257,10 +258,10 @@ class PayloadSums {
       kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * depth_, depth_, rows, depth_, cols,
                     s.sums.data() + 2, width);
     } else {
-      kern_.dot(payload_.data() + col0, centres, s.tile_weights.data(), s.rows, depth_, rows, cols, s.product.data(),
-                s.rows);
+      kern_.dot(payload_.data() + col0, centres, s.tile_weights.data(), tile_rows, depth_, rows, cols,
+                s.product.data(), tile_rows);
       for (std::size_t q = 0; q < rows; ++q)
-        for (std::size_t l = 0; l < depth_; ++l) s.sums[q * width + 2 + l] += s.product[l * s.rows + q];
+        for (std::size_t l = 0; l < depth_; ++l) s.sums[q * width + 2 + l] += s.product[l * tile_rows + q];
     }
   }
 
