@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -109,6 +110,33 @@ struct BinnedResult {
 /// The binned calibration error of `probs` (n x K, or one column P(y = 1) for binary) against `labels`.
 /// Throws Error with a one-line message on bad input.
 BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const BinnedOptions& options = {});
+
+/// A binned estimate prepared for resampling. The input is read, checked and reduced to its scores once, so
+/// that the statistic of a bootstrap resample costs O(n d) (d binned coordinates per sample: 1 for
+/// top-label and binary, K for marginal and canonical) and that of a relabelled copy O(n) per problem,
+/// because a copy keeps the data's bins and cells (they depend on the scores alone). Each value is bitwise
+/// binned_calibration_error(...).ce_pow_p of the resampled rows or of the data with the other labels: the
+/// statistic that bootstrap() and calibration_test() evaluate on copies of the input, at the cost of one
+/// n x K copy and check per replicate. Thread-safe, for replicates in parallel.
+class BinnedStatistic {
+ public:
+  /// Throws Error with a one-line message on bad input, as binned_calibration_error().
+  BinnedStatistic(ProbsView probs, LabelsView labels, const BinnedOptions& options = {});
+  ~BinnedStatistic();
+  BinnedStatistic(BinnedStatistic&&) noexcept;
+  BinnedStatistic& operator=(BinnedStatistic&&) noexcept;
+
+  /// The estimate on the data as given.
+  const BinnedResult& result() const;
+  /// ce_pow_p (the MCE for maximum) on these rows of the data, repeats allowed (a bootstrap resample).
+  double resampled(std::span<const std::size_t> rows) const;
+  /// ce_pow_p of the data with these labels instead of its own (a relabelled copy).
+  double relabelled(LabelsView labels) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// Doane's number of bins for the scores x (n >= 1): ceil(1 + log2 n + log2(1 + |g1| / s_g1)) with g1
 /// the sample skewness m3 / m2^(3/2) and s_g1 = sqrt(6 (n - 2) / ((n + 1) (n + 3))); the skewness term

@@ -30,7 +30,20 @@ ScoredSamples one_dimensional(std::size_t n) {
   return s;
 }
 
-std::vector<ScoredSamples> make_binned_problems(const detail::CheckedPredictions& pred, CalibrationType type) {
+// Sample j's hit in problem `problem` of `type` when its label is y (top: its top-label class).
+std::int32_t hit_of(CalibrationType type, std::size_t problem, std::size_t top, std::int32_t y) {
+  switch (type) {
+    case CalibrationType::canonical: return y;
+    case CalibrationType::binary: return y == 1 ? 0 : -1;
+    case CalibrationType::top_label: return static_cast<std::size_t>(y) == top ? 0 : -1;
+    case CalibrationType::marginal: return static_cast<std::size_t>(y) == problem ? 0 : -1;
+  }
+  return -1;
+}
+
+// The problems' scores (their hits are set by set_hits); top[j] is sample j's top-label class (top-label).
+std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred, CalibrationType type,
+                                                std::vector<std::size_t>& top) {
   const std::size_t n = pred.n, k = pred.k;
   std::vector<ScoredSamples> out;
   switch (type) {
@@ -38,28 +51,24 @@ std::vector<ScoredSamples> make_binned_problems(const detail::CheckedPredictions
       ScoredSamples s;
       s.n = n;
       s.dim = k;
-      s.score = pred.f;
-      s.hit = pred.y;
+      s.score = std::move(pred.f);
+      s.hit.resize(n);
       out.push_back(std::move(s));
       break;
     }
     case CalibrationType::binary: {  // the last column is P(y = 1), for one column and two alike
       ScoredSamples s = one_dimensional(n);
-      for (std::size_t j = 0; j < n; ++j) {
-        s.score[j] = pred(j, k - 1);
-        s.hit[j] = pred.y[j] == 1 ? 0 : -1;
-      }
+      for (std::size_t j = 0; j < n; ++j) s.score[j] = pred(j, k - 1);
       out.push_back(std::move(s));
       break;
     }
     case CalibrationType::top_label: {
       ScoredSamples s = one_dimensional(n);
+      top.resize(n);
       for (std::size_t j = 0; j < n; ++j) {
-        std::size_t top = 0;
         for (std::size_t c = 1; c < k; ++c)
-          if (pred(j, c) > pred(j, top)) top = c;  // ties go to the lowest index, as in the KDE estimators
-        s.score[j] = pred(j, top);
-        s.hit[j] = static_cast<std::size_t>(pred.y[j]) == top ? 0 : -1;
+          if (pred(j, c) > pred(j, top[j])) top[j] = c;  // ties go to the lowest index, as in the KDE estimators
+        s.score[j] = pred(j, top[j]);
       }
       out.push_back(std::move(s));
       break;
@@ -67,10 +76,7 @@ std::vector<ScoredSamples> make_binned_problems(const detail::CheckedPredictions
     case CalibrationType::marginal:
       for (std::size_t c = 0; c < k; ++c) {
         ScoredSamples s = one_dimensional(n);
-        for (std::size_t j = 0; j < n; ++j) {
-          s.score[j] = pred(j, c);
-          s.hit[j] = static_cast<std::size_t>(pred.y[j]) == c ? 0 : -1;
-        }
+        for (std::size_t j = 0; j < n; ++j) s.score[j] = pred(j, c);
         out.push_back(std::move(s));
       }
       break;
@@ -90,12 +96,17 @@ std::vector<std::vector<double>> problem_edges(const ScoredSamples& s, const Bin
 
 // The forms. L_p values are sums of per-cell or per-sample terms (compensated, in a fixed order);
 // the maximum is the p -> infinity limit of the same form.
-double per_bin_value(const Cells& cells, std::size_t n, double p, bool maximum) {
+// The mean label of coordinate d in cell c, for the cells' label sums (the data's, or a relabelled copy's).
+double mean_label(const Cells& cells, std::span<const double> label_sum, std::size_t c, std::size_t d) {
+  return label_sum[c * cells.dim + d] / static_cast<double>(cells.size[c]);
+}
+
+double per_bin_value(const Cells& cells, std::span<const double> label_sum, std::size_t n, double p, bool maximum) {
   std::vector<double> terms(cells.count);
   for (std::size_t c = 0; c < cells.count; ++c) {
     double e = 0;
     for (std::size_t d = 0; d < cells.dim; ++d) {
-      const double gap = cells.mean_label(c, d) - cells.mean_score(c, d);
+      const double gap = mean_label(cells, label_sum, c, d) - cells.mean_score(c, d);
       e = maximum ? std::max(e, std::fabs(gap)) : e + detail::pow_abs(gap, p);
     }
     terms[c] = maximum ? e : static_cast<double>(cells.size[c]) / static_cast<double>(n) * e;
@@ -103,13 +114,14 @@ double per_bin_value(const Cells& cells, std::size_t n, double p, bool maximum) 
   return maximum ? *std::max_element(terms.begin(), terms.end()) : detail::accurate_sum(terms);
 }
 
-double per_sample_value(const ScoredSamples& s, const Cells& cells, double p, bool maximum) {
+double per_sample_value(const ScoredSamples& s, const Cells& cells, std::span<const double> label_sum, double p,
+                        bool maximum) {
   std::vector<double> terms(s.n);
   for (std::size_t i = 0; i < s.n; ++i) {
     const std::size_t c = cells.cell_of[i];
     double e = 0;
     for (std::size_t d = 0; d < s.dim; ++d) {
-      const double gap = cells.mean_label(c, d) - s.at(i, d);
+      const double gap = mean_label(cells, label_sum, c, d) - s.at(i, d);
       e = maximum ? std::max(e, std::fabs(gap)) : e + detail::pow_abs(gap, p);
     }
     terms[i] = e;
@@ -120,14 +132,14 @@ double per_sample_value(const ScoredSamples& s, const Cells& cells, double p, bo
 
 // Kumar, Liang & Ma (2019): E[(ybar - fbar)^2] = (mu - fbar)^2 + mu (1 - mu) / n_b for a bin whose
 // labels are Bernoulli(mu), and ybar (1 - ybar) / (n_b - 1) is unbiased for mu (1 - mu) / n_b.
-double debiased_value(const Cells& cells, std::size_t n) {
+double debiased_value(const Cells& cells, std::span<const double> label_sum, std::size_t n) {
   std::vector<double> terms(cells.count, 0.0);
   for (std::size_t c = 0; c < cells.count; ++c) {
     if (cells.size[c] < 2) continue;
     const double nb = static_cast<double>(cells.size[c]);
     double e = 0;
     for (std::size_t d = 0; d < cells.dim; ++d) {
-      const double ybar = cells.mean_label(c, d), gap = ybar - cells.mean_score(c, d);
+      const double ybar = mean_label(cells, label_sum, c, d), gap = ybar - cells.mean_score(c, d);
       e += gap * gap - ybar * (1 - ybar) / (nb - 1);
     }
     terms[c] = nb / static_cast<double>(n) * e;
@@ -170,45 +182,127 @@ void check_options(const BinnedOptions& o, BinnedForm form) {
   }
 }
 
+// The form's value of one problem, times the type's weight.
+double problem_value(const ScoredSamples& s, const Cells& cells, std::span<const double> label_sum,
+                     const BinnedOptions& options, BinnedForm form) {
+  // Binary counts both classes: their gaps are equal in size, so L_p sums double and the maximum stays.
+  const double weight = options.type == CalibrationType::binary && !options.maximum ? 2.0 : 1.0;
+  switch (form) {
+    case BinnedForm::per_bin: return weight * per_bin_value(cells, label_sum, s.n, options.p, options.maximum);
+    case BinnedForm::per_sample: return weight * per_sample_value(s, cells, label_sum, options.p, options.maximum);
+    case BinnedForm::debiased: return weight * debiased_value(cells, label_sum, s.n);
+  }
+  return 0;
+}
+
+// The problems' values combined: summed (L_p), or their largest (maximum).
+double combined(double total, double value, bool maximum) { return maximum ? std::max(total, value) : total + value; }
+
 }  // namespace
 
-BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const BinnedOptions& options) {
-  const BinnedForm form = options.form.value_or(
-      options.type == CalibrationType::canonical ? BinnedForm::per_sample : BinnedForm::per_bin);
-  check_options(options, form);
-  if (probs.cols() > 0) detail::check_type_applies(options.type, probs.cols());
-  const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, options.renormalize);
+struct BinnedStatistic::State {
+  BinnedOptions options;
+  BinnedForm form = BinnedForm::per_bin;
+  std::size_t classes = 0;          // labels lie in [0, classes)
+  std::vector<std::size_t> top;     // top-label: each sample's top-label class
+  std::vector<ScoredSamples> problems;
+  std::vector<Cells> cells;         // each problem's cells on the data (they depend on the scores alone)
+  BinnedResult result;
 
-  BinnedResult r;
+  void set_hits(std::span<const std::int32_t> y, std::vector<ScoredSamples>& into) const {
+    for (std::size_t problem = 0; problem < into.size(); ++problem)
+      for (std::size_t j = 0; j < y.size(); ++j)
+        into[problem].hit[j] = hit_of(options.type, problem, top.empty() ? 0 : top[j], y[j]);
+  }
+};
+
+BinnedStatistic::BinnedStatistic(ProbsView probs, LabelsView labels, const BinnedOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.options = options;
+  st.form = options.form.value_or(options.type == CalibrationType::canonical ? BinnedForm::per_sample
+                                                                             : BinnedForm::per_bin);
+  check_options(options, st.form);
+  if (probs.cols() > 0) detail::check_type_applies(options.type, probs.cols());
+  detail::CheckedPredictions pred = detail::read_predictions(probs, labels, options.renormalize);
+  st.classes = pred.k == 1 ? 2 : pred.k;
+
+  BinnedResult& r = st.result;
   r.type = options.type;
   r.binning = options.binning;
-  r.form = form;
+  r.form = st.form;
   r.p = options.p;
   r.maximum = options.maximum;
   r.n = pred.n;
   r.k = pred.k;
-  // Binary counts both classes: their gaps are equal in size, so L_p sums double and the maximum stays.
-  const double weight = options.type == CalibrationType::binary && !options.maximum ? 2.0 : 1.0;
-  for (const ScoredSamples& s : make_binned_problems(pred, options.type)) {
+  const std::vector<std::int32_t> y = std::move(pred.y);
+  st.problems = make_binned_problems(pred, options.type, st.top);
+  st.set_hits(y, st.problems);
+  for (const ScoredSamples& s : st.problems) {
     const std::vector<std::vector<double>> edges = problem_edges(s, options);
-    const Cells cells = detail::make_cells(s, edges);
-    double v = 0;
-    switch (form) {
-      case BinnedForm::per_bin: v = per_bin_value(cells, s.n, options.p, options.maximum); break;
-      case BinnedForm::per_sample: v = per_sample_value(s, cells, options.p, options.maximum); break;
-      case BinnedForm::debiased: v = debiased_value(cells, s.n); break;
-    }
-    v *= weight;
+    Cells cells = detail::make_cells(s, edges);
+    const double v = problem_value(s, cells, cells.label_sum, options, st.form);
     if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
-    r.ce_pow_p = options.maximum ? std::max(r.ce_pow_p, v) : r.ce_pow_p + v;
+    r.ce_pow_p = combined(r.ce_pow_p, v, options.maximum);
     if (s.dim == 1) r.diagrams.push_back(diagram(cells, edges[0]));
     else r.cells = simplex_cells(cells);
     r.edges.insert(r.edges.end(), edges.begin(), edges.end());
+    st.cells.push_back(std::move(cells));
   }
   if (options.maximum) r.ce = r.ce_pow_p;
-  else if (form == BinnedForm::debiased) r.ce = std::sqrt(std::max(r.ce_pow_p, 0.0));
+  else if (st.form == BinnedForm::debiased) r.ce = std::sqrt(std::max(r.ce_pow_p, 0.0));
   else r.ce = std::pow(r.ce_pow_p, 1 / options.p);
-  return r;
+}
+
+BinnedStatistic::~BinnedStatistic() = default;
+BinnedStatistic::BinnedStatistic(BinnedStatistic&&) noexcept = default;
+BinnedStatistic& BinnedStatistic::operator=(BinnedStatistic&&) noexcept = default;
+
+const BinnedResult& BinnedStatistic::result() const { return state_->result; }
+
+double BinnedStatistic::resampled(std::span<const std::size_t> rows) const {
+  const State& st = *state_;
+  const std::size_t n = st.result.n;
+  if (rows.size() < 2) detail::fail_with("need at least 2 samples, got ", rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] >= n) detail::fail_with("resampled row ", i, ": index ", rows[i], " is outside [0, ", n, ")");
+  double total = 0;
+  for (const ScoredSamples& s : st.problems) {
+    ScoredSamples picked;
+    picked.n = rows.size();
+    picked.dim = s.dim;
+    picked.score.resize(picked.n * s.dim);
+    picked.hit.resize(picked.n);
+    for (std::size_t i = 0; i < picked.n; ++i) {
+      std::copy_n(s.score.begin() + static_cast<std::ptrdiff_t>(rows[i] * s.dim), s.dim,
+                  picked.score.begin() + static_cast<std::ptrdiff_t>(i * s.dim));
+      picked.hit[i] = s.hit[rows[i]];
+    }
+    const Cells cells = detail::make_cells(picked, problem_edges(picked, st.options));
+    total = combined(total, problem_value(picked, cells, cells.label_sum, st.options, st.form), st.options.maximum);
+  }
+  return total;
+}
+
+double BinnedStatistic::relabelled(LabelsView labels) const {
+  const State& st = *state_;
+  const std::vector<std::int32_t> y = detail::read_labels(labels, st.result.n, st.classes);
+  double total = 0;
+  for (std::size_t problem = 0; problem < st.problems.size(); ++problem) {
+    const ScoredSamples& s = st.problems[problem];
+    const Cells& cells = st.cells[problem];
+    std::vector<double> label_sum(cells.count * cells.dim, 0.0);  // as make_cells counts the data's hits
+    for (std::size_t j = 0; j < s.n; ++j) {
+      const std::int32_t hit = hit_of(st.options.type, problem, st.top.empty() ? 0 : st.top[j], y[j]);
+      if (hit >= 0) label_sum[cells.cell_of[j] * cells.dim + static_cast<std::size_t>(hit)] += 1;
+    }
+    total = combined(total, problem_value(s, cells, label_sum, st.options, st.form), st.options.maximum);
+  }
+  return total;
+}
+
+BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const BinnedOptions& options) {
+  return BinnedStatistic(probs, labels, options).result();
 }
 
 }  // namespace ecekde

@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "ecekde/binned.hpp"
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/error.hpp"
+#include "expect_error.hpp"
 #include "generate.hpp"
 #include "metrics_oracle.hpp"
 
@@ -382,6 +385,75 @@ TEST(Binned, DebiasedIsUnbiasedWhereThePlugInIsNot) {
   const double se = sd / std::sqrt(double(replicates));
   EXPECT_LT(std::fabs(mean_db), 4 * se) << "mean " << mean_db << " se " << se;
   EXPECT_GT(sum_plugin / replicates, mean_db + 20 * se);
+}
+
+// BinnedStatistic (the report's resampling) against the estimate on materialised copies: a bootstrap
+// resample's rows copied out, and the data with a relabelled copy's labels. Bitwise, for every type, form,
+// binning, the maximum, Doane's bins, renormalised and float32 input.
+TEST(Binned, PreparedStatisticEqualsTheEstimateOnCopies) {
+  struct Case {
+    CalibrationType type;
+    std::size_t k;
+    std::optional<std::size_t> bins;
+    BinnedForm form;
+    bool maximum;
+    Binning binning;
+  };
+  const std::vector<Case> cases{
+      {CalibrationType::top_label, 5, 7, BinnedForm::per_bin, false, Binning::equal_width},
+      {CalibrationType::top_label, 5, 7, BinnedForm::per_bin, true, Binning::equal_mass},
+      {CalibrationType::top_label, 5, 6, BinnedForm::debiased, false, Binning::equal_mass},
+      {CalibrationType::top_label, 3, 4, BinnedForm::per_sample, false, Binning::equal_width},
+      {CalibrationType::marginal, 4, std::nullopt, BinnedForm::per_bin, false, Binning::equal_width},
+      {CalibrationType::marginal, 4, 5, BinnedForm::per_bin, true, Binning::equal_mass},
+      {CalibrationType::canonical, 3, std::nullopt, BinnedForm::per_sample, false, Binning::equal_width},
+      {CalibrationType::canonical, 4, 3, BinnedForm::per_bin, false, Binning::equal_mass},
+      {CalibrationType::binary, 1, 8, BinnedForm::per_bin, false, Binning::equal_width},
+      {CalibrationType::binary, 2, 8, BinnedForm::per_bin, true, Binning::equal_mass},
+  };
+  for (const Case& c : cases)
+    for (bool single : {false, true}) {
+      const auto d = c.k == 1 ? testdata::binary_predictions(150, 3, 1.5) : testdata::softmax_predictions(150, c.k, 9, 2.0, 1.5);
+      std::vector<float> f32(d.f.begin(), d.f.end());
+      const auto probs = single ? ecekde::ProbsView::row_major(f32.data(), d.n, d.k)
+                                : ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+      BinnedOptions o = options(c.type, 0, c.form, c.form == BinnedForm::debiased ? 2.0 : 1.5, c.binning);
+      o.bins = c.bins;
+      o.maximum = c.maximum;
+      o.renormalize = single;  // float32 rows miss 1 by rounding: renormalised, as the report may
+      const std::string what = std::string(to_string(c.type)) + (single ? " float32" : " float64");
+      const ecekde::BinnedStatistic statistic(probs, ecekde::LabelsView(d.y), o);
+      EXPECT_EQ(statistic.result().ce_pow_p, ecekde::binned_calibration_error(probs, ecekde::LabelsView(d.y), o).ce_pow_p)
+          << what;
+      for (std::size_t replicate = 0; replicate < 4; ++replicate) {
+        const auto rows = ecekde::bootstrap_indices(d.n, 5, replicate);
+        std::vector<double> f;
+        std::vector<std::int64_t> y;
+        for (std::size_t r : rows) {
+          for (std::size_t col = 0; col < d.k; ++col) f.push_back(probs(r, col));
+          y.push_back(d.y[r]);
+        }
+        const auto picked = ecekde::binned_calibration_error(ecekde::ProbsView::row_major(f.data(), rows.size(), d.k),
+                                                             ecekde::LabelsView(y), o);
+        EXPECT_EQ(statistic.resampled(rows), picked.ce_pow_p) << what << " resample " << replicate;
+        const auto relabelled = ecekde::consistency_labels(probs, 5, replicate);
+        const auto copy = ecekde::binned_calibration_error(probs, ecekde::LabelsView(relabelled), o);
+        EXPECT_EQ(statistic.relabelled(ecekde::LabelsView(relabelled)), copy.ce_pow_p) << what << " copy " << replicate;
+      }
+    }
+}
+
+TEST(Binned, PreparedStatisticRejectsBadRowsAndLabels) {
+  const auto d = testdata::softmax_predictions(20, 3, 1);
+  const ecekde::BinnedStatistic statistic(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y));
+  const std::vector<std::size_t> outside{0, 3, 20}, one{4};
+  EXPECT_THROW_MSG(statistic.resampled(outside), "resampled row 2: index 20 is outside [0, 20)");
+  EXPECT_THROW_MSG(statistic.resampled(one), "need at least 2 samples, got 1");
+  std::vector<std::int64_t> y(d.y.begin(), d.y.end());
+  y[7] = 3;
+  EXPECT_THROW_MSG(statistic.relabelled(ecekde::LabelsView(y)), "labels row 7: value 3 is outside [0, 3)");
+  y.pop_back();
+  EXPECT_THROW_MSG(statistic.relabelled(ecekde::LabelsView(y)), "labels has 19 entries but probs has 20 rows");
 }
 
 void expect_error(const oracle::Data& d, const BinnedOptions& o, const std::string& message) {
