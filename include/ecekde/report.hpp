@@ -28,6 +28,8 @@ namespace ecekde::report {
 struct Settings {
   double p = EstimateOptions{}.p;                        ///< order of ECE^KDE and of the binned L_p ECE
   std::size_t replicates = BootstrapOptions{}.replicates;  ///< B of every interval and test; 0 = none
+  /// Largest paper_resampling_work() for which the paper's ECE^KDE gets its bootstrap and test.
+  double paper_resampling_limit = 1e12;
   double level = BootstrapOptions{}.level;
   std::uint64_t seed = BootstrapOptions{}.seed;
   std::size_t bins = *BinnedOptions{}.bins;  ///< bins of the top-label (and binary) binned estimates
@@ -62,6 +64,8 @@ struct Uncertainty {
 struct KdeEntry {
   Result result;
   std::optional<Uncertainty> uncertainty;
+  /// The bootstrap and test were not run: their paper_resampling_work(), above the settings' limit.
+  std::optional<double> resampling_skipped;
 };
 
 struct BinnedEntry {
@@ -85,6 +89,12 @@ struct Report {
   std::vector<BinnedEntry> binned;  ///< see binned_plan()
   std::optional<MmceEntry> mmce;    ///< K >= 2
 };
+
+/// The sums that the bootstrap and the calibration test of the paper's ECE^KDE form together: for each of
+/// the n^2 pairs of each problem, B replicate sums per class of the problem (each a multiply-add or an
+/// add). Canonical: n^2 B K; marginal: K problems of 2 classes, 2 n^2 B K; top-label and binary:
+/// 2 n^2 B. Deterministic, so that a report has the same content on every machine.
+double paper_resampling_work(CalibrationType type, std::size_t n, std::size_t k, std::size_t replicates);
 
 /// The KDE types the report runs for K columns: K = 1: binary; K = 2: all four; K > 2: all but binary.
 std::vector<CalibrationType> kde_types(std::size_t k);

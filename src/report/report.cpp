@@ -20,6 +20,18 @@ std::vector<CalibrationType> kde_types(std::size_t k) {
   return types;
 }
 
+double paper_resampling_work(CalibrationType type, std::size_t n, std::size_t k, std::size_t replicates) {
+  const double pairs = static_cast<double>(n) * static_cast<double>(n), b = static_cast<double>(replicates);
+  const double classes = static_cast<double>(k);
+  switch (type) {
+    case CalibrationType::canonical: return pairs * b * classes;
+    case CalibrationType::marginal: return pairs * b * 2 * classes;
+    case CalibrationType::top_label:
+    case CalibrationType::binary: return pairs * b * 2;
+  }
+  return 0;
+}
+
 std::vector<BinnedOptions> binned_plan(std::size_t k, const Settings& s) {
   const CalibrationType one_d = k == 1 ? CalibrationType::binary : CalibrationType::top_label;
   auto make = [&](CalibrationType type, Binning binning, std::optional<std::size_t> bins, BinnedForm form, bool maximum) {
@@ -110,19 +122,29 @@ Result crossfit_entry(ProbsView probs, LabelsView labels, CalibrationType type, 
   return estimate(probs, labels, o);
 }
 
+bool resamples_paper(CalibrationType type, std::size_t n, std::size_t k, const Settings& s) {
+  return s.replicates > 0 && paper_resampling_work(type, n, k, s.replicates) <= s.paper_resampling_limit;
+}
+
 KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, const Settings& s) {
   EstimateOptions o;
   o.estimator = Estimator::paper;
   o.type = type;
   o.p = s.p;
   o.execution = execution_of(s);
-  if (s.replicates == 0) return {estimate(probs, labels, o), std::nullopt};
+  if (!resamples_paper(type, probs.rows(), probs.cols(), s)) {
+    KdeEntry e{estimate(probs, labels, o), std::nullopt, std::nullopt};
+    if (s.replicates > 0) e.resampling_skipped = paper_resampling_work(type, probs.rows(), probs.cols(), s.replicates);
+    return e;
+  }
   const KdeBootstrap boot = bootstrap_kde(probs, labels, o, bootstrap_options(s));
   EstimateOptions fixed = o;  // the test uses the bandwidth chosen above (the same choice, made once)
   fixed.bandwidth = boot.result.bandwidth;
   const CalibrationTestResult test = calibration_test_kde(probs, labels, fixed, {s.replicates, s.seed});
-  return {boot.result, Uncertainty{boot.ce_pow_p.lower, boot.ce_pow_p.upper, boot.ce.lower, boot.ce.upper,
-                                   test.statistic, test.p_value}};
+  return {boot.result,
+          Uncertainty{boot.ce_pow_p.lower, boot.ce_pow_p.upper, boot.ce.lower, boot.ce.upper, test.statistic,
+                      test.p_value},
+          std::nullopt};
 }
 
 BinnedEntry binned_entry(ProbsView probs, LabelsView labels, const BinnedOptions& o, const Settings& s) {
@@ -201,6 +223,8 @@ PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const
 Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, std::string probs_dtype,
                         const StageRunner& run_stage) {
   const StageRunner stage = run_stage ? run_stage : [](std::string_view, const std::function<void()>& work) { work(); };
+  if (!(s.paper_resampling_limit >= 0))
+    fail("paper_resampling_limit must be a number >= 0, got " + options::to_text(options::Value{s.paper_resampling_limit}));
   Report r;
   r.settings = s;
   r.probs_dtype = std::move(probs_dtype);
@@ -213,7 +237,8 @@ Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, s
     stage("crossfit " + std::string(to_string(t)) + ": pilot, bandwidth, estimate, interval",
           [&] { r.crossfit.push_back(crossfit_entry(probs, labels, t, s)); });
   for (CalibrationType t : kde_types(k))
-    stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" + with_resampling(s),
+    stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" +
+              (resamples_paper(t, probs.rows(), k, s) ? with_resampling(s) : ""),
           [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
   if (k >= 2) stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
   return r;
@@ -249,6 +274,13 @@ const std::vector<options::Option<Settings>>& options() {
           {.name = "replicates",
            .help = "Replicates B of every bootstrap interval and every calibration test; 0 skips them",
            .example = "0"}),
+      describe<&S::paper_resampling_limit>(
+          {.name = "paper_resampling_limit",
+           .help = "Largest work, in replicate sums, of the bootstrap and test of the paper's ECE^KDE: n^2 B K for "
+                   "canonical, 2 n^2 B K for marginal, 2 n^2 B for top-label and binary. Beyond it (e.g. marginal at "
+                   "n = 20,000, K = 100; anything at n = 50,000, K = 1,000, hours on two cores) its row shows the "
+                   "estimate alone; the crossfit estimator's interval is the one to quote",
+           .example = "1e13"}),
       describe<&S::level>({.name = "level",
                            .help = "Probability of the central percentile intervals and of the crossfit "
                                    "estimator's interval (also of the plots' per-bin intervals)",

@@ -161,6 +161,11 @@ void print_text(std::ostream& out, const Report& r, const Provenance& provenance
     kde.add(row);
   }
   kde.print(out);
+  for (const KdeEntry& e : r.kde)
+    if (e.resampling_skipped)
+      out << "  " << to_string(e.result.type) << ": no interval or test: they would form " << fmt("%.2g", *e.resampling_skipped)
+          << " replicate sums, above the limit of " << fmt("%.2g", s.paper_resampling_limit)
+          << " (--paper-resampling-limit)\n";
 
   out << "\nECE^bin (binned)\n";
   Table binned({"type", "bins", "binning", "estimate", "value", interval_head, "p-value", "note"}, "llllrlrl");
@@ -215,6 +220,8 @@ nlohmann::ordered_json to_json(const Report& r, const Provenance& provenance) {
   for (const KdeEntry& e : r.kde) {
     nlohmann::ordered_json j = result_json(e.result);
     add_uncertainty(j, e.uncertainty, s);
+    if (e.resampling_skipped)
+      j["resampling_skipped"] = {{"work", *e.resampling_skipped}, {"limit", s.paper_resampling_limit}};
     doc["kde"].push_back(j);
   }
   doc["binned"] = nlohmann::ordered_json::array();

@@ -22,6 +22,7 @@
 #include "ecekde/estimate.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/mmce.hpp"
+#include "ecekde/report.hpp"
 #include "files.hpp"
 #include "generate.hpp"
 #include "xml_check.hpp"
@@ -324,6 +325,46 @@ TEST(Report, DefaultsOnTwoColumns) {
   expect_report(doc, f.data, 1, 15, Resampling{100, 0});
 }
 
+// The paper's ECE^KDE is resampled only where its work (n^2 B K canonical, 2 n^2 B K marginal, 2 n^2 B
+// top-label) is within the limit; beyond it the row keeps its estimate and says why it has no interval.
+TEST(Report, PaperResamplingAboveTheLimitIsLeftOut) {
+  testfiles::ScratchDir dir;
+  const Files f = write_predictions(dir, 120, 4, 34);
+  const double pairs_b = 120.0 * 120.0 * kReplicates;  // canonical 4 pairs_b, marginal 8, top-label 2
+  EXPECT_EQ(ecekde::report::paper_resampling_work(CalibrationType::canonical, 120, 4, kReplicates), 4 * pairs_b);
+  EXPECT_EQ(ecekde::report::paper_resampling_work(CalibrationType::marginal, 120, 4, kReplicates), 8 * pairs_b);
+  EXPECT_EQ(ecekde::report::paper_resampling_work(CalibrationType::top_label, 120, 4, kReplicates), 2 * pairs_b);
+  const std::vector<std::string> flags{"--replicates", std::to_string(kReplicates), "--paper-resampling-limit",
+                                       std::to_string(4 * pairs_b)};
+  const json doc = report_json(dir, f, flags);
+  ASSERT_EQ(doc.at("kde").size(), 3u);
+  EXPECT_EQ(doc.at("settings").at("paper_resampling_limit").get<double>(), 4 * pairs_b);
+  ecekde::EstimateOptions o;
+  o.estimator = ecekde::Estimator::paper;
+  for (const json& e : doc.at("kde")) {
+    const std::string type = e.at("type");
+    SCOPED_TRACE(type);
+    o.type = ecekde::parse_name<CalibrationType>(type);
+    EXPECT_EQ(e.at("ce").get<double>(), ecekde::estimate(view(f.data), LabelsView(f.data.y), o).ce);
+    const bool over = type == "marginal";  // canonical sits exactly at the limit, which is allowed
+    EXPECT_EQ(e.contains("interval"), !over);
+    EXPECT_EQ(e.contains("calibration_test"), !over);
+    EXPECT_EQ(e.contains("resampling_skipped"), over);
+    if (over) {
+      EXPECT_EQ(e.at("resampling_skipped").at("work").get<double>(), 8 * pairs_b);
+      EXPECT_EQ(e.at("resampling_skipped").at("limit").get<double>(), 4 * pairs_b);
+    }
+  }
+  std::vector<std::string> args{"report", "--probs", f.probs, "--labels", f.labels};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const Output text = ecekde_cli(dir, args);
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("  marginal: no interval or test: they would form 2.3e+06 replicate sums, above the limit "
+                          "of 1.2e+06 (--paper-resampling-limit)\n"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(Report, ReplicatesZeroSkipsIntervalsAndTests) {
   testfiles::ScratchDir dir;
   for (std::size_t k : {1, 3}) {
@@ -613,6 +654,7 @@ TEST(Report, BadInputGivesOneLine) {
   expect_failure({"--level", "1.5"}, "bootstrap level must be in (0, 1), got 1.5", 1);
   expect_failure({"--p", "0.5"}, "p must be a finite number >= 1, got 0.5", 1);
   expect_failure({"--bins", "0"}, "bins must be between 1 and 65536, got 0", 1);
+  expect_failure({"--paper-resampling-limit", "-1"}, "paper_resampling_limit must be a number >= 0, got -1", 1);
   expect_failure({"--replicates", "many"}, "--replicates must be an integer >= 0, got 'many' (see 'ecekde report --help')", 2);
   const std::string file = dir.write("not_a_directory", "x");
   expect_failure({"--replicates", "0", "--plot", file + "/figures"},
