@@ -277,9 +277,10 @@ const std::vector<options::Option<Settings>>& options() {
       describe<&S::paper_resampling_limit>(
           {.name = "paper_resampling_limit",
            .help = "Largest work, in replicate sums, of the bootstrap and test of the paper's ECE^KDE: n^2 B K for "
-                   "canonical, 2 n^2 B K for marginal, 2 n^2 B for top-label and binary. Beyond it (e.g. marginal at "
-                   "n = 20,000, K = 100; anything at n = 50,000, K = 1,000, hours on two cores) its row shows the "
-                   "estimate alone; the crossfit estimator's interval is the one to quote",
+                   "canonical, 2 n^2 B K for marginal, 2 n^2 B for top-label and binary (about 0.1 to 0.15 ns each "
+                   "on two cores). Beyond it (e.g. marginal at n = 20,000, K = 100; canonical and marginal at "
+                   "n = 5,000, K = 1,000) its row shows the estimate alone; the crossfit estimator's interval is the "
+                   "one to quote",
            .example = "1e13"}),
       describe<&S::level>({.name = "level",
                            .help = "Probability of the central percentile intervals and of the crossfit "
