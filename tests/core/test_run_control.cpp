@@ -124,6 +124,26 @@ TEST(RunControl, PlannedFractionRisesMonotonically) {
     }
 }
 
+// The bootstrap recomputes exactly the rows whose replicate denominators underflow (a small h, whose
+// weights the row's nearest neighbour dominates, left out of the resample). That work is counted: without
+// it, progress sat at 100% for most of a canonical bootstrap at K = 1,000. The sweeps' work does not depend
+// on h, so a run that recomputes rows counts more than one that does not, and both end at 1.
+TEST(RunControl, BootstrapCountsTheRowsItRecomputes) {
+  const auto d = testdata::softmax_predictions(200, 30, 5, 4.0);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  auto done_at = [&](double h) {
+    ecekde::RunControl control;
+    auto o = options_for(CalibrationType::canonical, 2, &control);
+    o.estimator = Estimator::paper;
+    o.bandwidth = h;
+    ecekde::bootstrap_kde(probs, d.y, o, {.replicates = 16});
+    EXPECT_DOUBLE_EQ(control.progress().fraction(), 1.0);
+    return control.progress().done;
+  };
+  const double wide = done_at(0.5), narrow = done_at(1e-4);
+  EXPECT_GE(narrow, wide + 200);  // at least one row recomputed against its 200 centres
+}
+
 TEST(RunControl, CancelledBeforeTheStartThrowsCancelled) {
   const auto d = testdata::softmax_predictions(200, 3, 3);
   const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
