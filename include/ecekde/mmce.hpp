@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "ecekde/data.hpp"
@@ -37,5 +38,29 @@ struct MmceResult {
 /// the lowest class). O(n log n): the Laplacian kernel's sums are running sums over sorted confidences.
 /// Throws Error with a one-line message on bad input.
 MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options = {});
+
+/// MMCE prepared for resampling, as BinnedStatistic: the input is read, checked and reduced to each
+/// sample's confidence, top-label class and correctness once, so that the statistic of a bootstrap resample
+/// or a relabelled copy costs O(n log n) instead of a copy and a check of the n x K input. Each value is
+/// bitwise mmce(...).mmce_squared of the resampled rows or of the data with the other labels. Thread-safe.
+class MmceStatistic {
+ public:
+  /// Throws Error with a one-line message on bad input, as mmce().
+  MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options = {});
+  /// MMCE (with its gradients if the options ask) on the data as given.
+  const MmceResult& result() const { return result_; }
+  /// mmce_squared on these rows of the data, repeats allowed (a bootstrap resample).
+  double resampled(std::span<const std::size_t> rows) const;
+  /// mmce_squared of the data with these labels instead of its own (a relabelled copy).
+  double relabelled(LabelsView labels) const;
+
+ private:
+  MmceOptions options_;
+  std::size_t k_ = 0;
+  std::vector<double> r_;          // top-label confidence
+  std::vector<std::size_t> top_;   // top-label class
+  std::vector<bool> correct_;      // top_ equals the label
+  MmceResult result_;
+};
 
 }  // namespace ecekde

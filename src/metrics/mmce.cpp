@@ -60,29 +60,15 @@ RowSums laplacian_row_sums(const std::vector<double>& r, const std::vector<doubl
   return sums;
 }
 
-}  // namespace
-
-MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) {
+// MMCE (and its gradients when asked) of top-label confidences r, their correctness and their classes.
+MmceResult mmce_of(const std::vector<double>& r, const std::vector<bool>& correct, const std::vector<std::size_t>& top,
+                   std::size_t k, const MmceOptions& options) {
+  const std::size_t n = r.size();
   const double width = options.kernel_width;
-  if (!(std::isfinite(width) && width > 0))
-    detail::fail_with("kernel_width must be a finite number > 0, got ", width);
-  if (probs.cols() == 1) detail::fail_with("mmce needs at least 2 classes, probs has 1 column");
-  const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, false);
-  const std::size_t n = pred.n, k = pred.k;
-
   MmceResult res;
   res.n = n;
   res.k = k;
-  std::vector<double> r(n);
-  std::vector<std::size_t> top(n);
-  std::vector<bool> correct(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t c = 1; c < k; ++c)
-      if (pred(i, c) > pred(i, top[i])) top[i] = c;  // ties go to the lowest index
-    r[i] = pred(i, top[i]);
-    correct[i] = static_cast<std::size_t>(pred.y[i]) == top[i];
-    res.correct += correct[i];
-  }
+  for (std::size_t i = 0; i < n; ++i) res.correct += correct[i];
 
   // a_i; in the weighted form a group with no members has no terms, so its count is never divided by.
   const double nd = static_cast<double>(n);
@@ -110,6 +96,59 @@ MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) 
     res.gradient[i * k + top[i]] = g * chain;
   }
   return res;
+}
+
+}  // namespace
+
+MmceStatistic::MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options) : options_(options) {
+  const double width = options.kernel_width;
+  if (!(std::isfinite(width) && width > 0))
+    detail::fail_with("kernel_width must be a finite number > 0, got ", width);
+  if (probs.cols() == 1) detail::fail_with("mmce needs at least 2 classes, probs has 1 column");
+  const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, false);
+  const std::size_t n = pred.n, k = pred.k;
+  k_ = k;
+  r_.resize(n);
+  top_.assign(n, 0);
+  std::vector<bool> correct(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t c = 1; c < k; ++c)
+      if (pred(i, c) > pred(i, top_[i])) top_[i] = c;  // ties go to the lowest index
+    r_[i] = pred(i, top_[i]);
+    correct[i] = static_cast<std::size_t>(pred.y[i]) == top_[i];
+  }
+  result_ = mmce_of(r_, correct, top_, k, options);
+  correct_ = std::move(correct);
+}
+
+double MmceStatistic::resampled(std::span<const std::size_t> rows) const {
+  const std::size_t n = r_.size();
+  if (rows.size() < 2) detail::fail_with("need at least 2 samples, got ", rows.size());
+  std::vector<double> r(rows.size());
+  std::vector<bool> correct(rows.size());
+  std::vector<std::size_t> top(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= n) detail::fail_with("resampled row ", i, ": index ", rows[i], " is outside [0, ", n, ")");
+    r[i] = r_[rows[i]];
+    correct[i] = correct_[rows[i]];
+    top[i] = top_[rows[i]];
+  }
+  MmceOptions value_only = options_;
+  value_only.gradient = false;
+  return mmce_of(r, correct, top, k_, value_only).mmce_squared;
+}
+
+double MmceStatistic::relabelled(LabelsView labels) const {
+  const std::vector<std::int32_t> y = detail::read_labels(labels, r_.size(), k_);
+  std::vector<bool> correct(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) correct[i] = static_cast<std::size_t>(y[i]) == top_[i];
+  MmceOptions value_only = options_;
+  value_only.gradient = false;
+  return mmce_of(r_, correct, top_, k_, value_only).mmce_squared;
+}
+
+MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) {
+  return MmceStatistic(probs, labels, options).result();
 }
 
 }  // namespace ecekde

@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/error.hpp"
 #include "ecekde/mmce.hpp"
+#include "expect_error.hpp"
 #include "generate.hpp"
 #include "metrics_oracle.hpp"
 
@@ -181,6 +184,44 @@ std::string error_of(const oracle::Data& d, double width) {
     return e.what();
   }
   return "no error";
+}
+
+// MmceStatistic (the report's resampling) against mmce() on materialised copies: a bootstrap resample's
+// rows copied out, and the data with a relabelled copy's labels. Bitwise, both forms, with ties.
+TEST(Mmce, PreparedStatisticEqualsTheEstimateOnCopies) {
+  auto d = testdata::softmax_predictions(120, 5, 21, 2.0, 1.5);
+  std::copy_n(&d.f[0], d.k, &d.f[7 * d.k]);  // a tied confidence
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  for (bool weighted : {false, true}) {
+    ecekde::MmceOptions o;
+    o.weighted = weighted;
+    const ecekde::MmceStatistic statistic(probs, ecekde::LabelsView(d.y), o);
+    EXPECT_EQ(statistic.result().mmce_squared, ecekde::mmce(probs, ecekde::LabelsView(d.y), o).mmce_squared);
+    EXPECT_EQ(statistic.result().gradient, ecekde::mmce(probs, ecekde::LabelsView(d.y), o).gradient);
+    for (std::size_t replicate = 0; replicate < 4; ++replicate) {
+      const auto rows = ecekde::bootstrap_indices(d.n, 3, replicate);
+      std::vector<double> f;
+      std::vector<std::int64_t> y;
+      for (std::size_t r : rows) {
+        f.insert(f.end(), d.f.begin() + static_cast<std::ptrdiff_t>(r * d.k),
+                 d.f.begin() + static_cast<std::ptrdiff_t>((r + 1) * d.k));
+        y.push_back(d.y[r]);
+      }
+      EXPECT_EQ(statistic.resampled(rows),
+                ecekde::mmce(ecekde::ProbsView::row_major(f.data(), rows.size(), d.k), ecekde::LabelsView(y), o).mmce_squared)
+          << "resample " << replicate;
+      const auto relabelled = ecekde::consistency_labels(probs, 3, replicate);
+      EXPECT_EQ(statistic.relabelled(ecekde::LabelsView(relabelled)),
+                ecekde::mmce(probs, ecekde::LabelsView(relabelled), o).mmce_squared)
+          << "copy " << replicate;
+    }
+  }
+  const ecekde::MmceStatistic statistic(probs, ecekde::LabelsView(d.y));
+  const std::vector<std::size_t> outside{1, 120};
+  EXPECT_THROW_MSG(statistic.resampled(outside), "resampled row 1: index 120 is outside [0, 120)");
+  std::vector<std::int64_t> y(d.y.begin(), d.y.end());
+  y[3] = -1;
+  EXPECT_THROW_MSG(statistic.relabelled(ecekde::LabelsView(y)), "labels row 3: value -1 is outside [0, 5)");
 }
 
 TEST(Mmce, ErrorMessages) {
