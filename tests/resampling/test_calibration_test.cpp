@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ecekde/calibration_test.hpp"
+#include "ecekde/random.hpp"
 #include "generate.hpp"
 
 namespace {
@@ -40,6 +41,32 @@ TEST(CalibrationTest, NullValuesEqualRelabelThenEstimate) {
     std::size_t at_least = 0;
     for (double v : res.null_values) at_least += v >= res.statistic;
     EXPECT_EQ(res.p_value, (1.0 + static_cast<double>(at_least)) / (t.replicates + 1.0));
+  }
+}
+
+// consistency_labels (a binary search in each row's running sums) draws exactly what Rng::categorical's
+// linear scan draws from the same stream: rows with zeros, with a last class that only rounding reaches,
+// at K = 2 to 1,000, and Bernoulli draws for one column.
+TEST(CalibrationTest, RelabelledCopiesAreTheCategoricalDraws) {
+  for (std::size_t k : {1, 2, 3, 10, 1000}) {
+    auto d = k == 1 ? testdata::binary_predictions(300, 4, 1.0) : testdata::softmax_predictions(300, k, 4, 3.0, 1.0);
+    if (k > 2) {
+      for (std::size_t c = 0; c < k; ++c) d.f[5 * k + c] = c == 1 ? 1.0 : 0.0;  // one class only
+      for (std::size_t c = 0; c < k; ++c) d.f[6 * k + c] = c + 1 == k ? 0.5 : 0.5 / double(k - 1);
+      for (std::size_t c = 0; c < k; ++c) d.f[7 * k + c] = c == 0 ? 1 - 1e-9 : 1e-9 / double(k - 1);
+    }
+    const auto probs = view(d);
+    for (std::uint64_t seed : {0, 9})
+      for (std::size_t b : {0, 1, 17}) {
+        const auto y = ecekde::consistency_labels(probs, seed, b);
+        ecekde::Rng rng = ecekde::Rng::stream(seed, b);
+        for (std::size_t r = 0; r < d.n; ++r) {
+          const std::int64_t want =
+              k == 1 ? (rng.uniform() < d.f[r] ? 1 : 0)
+                     : static_cast<std::int64_t>(rng.categorical(std::span<const double>(d.f.data() + r * k, k)));
+          ASSERT_EQ(y[r], want) << "K = " << k << ", seed " << seed << ", copy " << b << ", row " << r;
+        }
+      }
   }
 }
 
