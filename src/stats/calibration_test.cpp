@@ -19,38 +19,43 @@ void check_test(const CalibrationTestOptions& o) {
   if (o.replicates < 1) fail("calibration test replicates must be at least 1, got 0");
 }
 
-// Each row's running sums of its probabilities, added up in Rng::categorical's order, so that the first
+// A row's running sums of its k probabilities, added up in Rng::categorical's order, so that the first
 // class whose sum exceeds the uniform is the class the linear scan returns: the same draws, found by a
 // binary search in O(log K) instead of O(K) per label (at K = 1,000, most of a binned stage's test).
 // One column (P(y = 1)) is kept as it is.
+void running_sums(const double* p, std::size_t k, double* out) {
+  if (k == 1) {
+    out[0] = p[0];
+    return;
+  }
+  double acc = 0;
+  for (std::size_t c = 0; c + 1 < k; ++c) out[c] = acc += p[c];
+}
+
+// A label drawn from a row's running sums (one column: Bernoulli(P(y = 1))).
+std::int64_t draw_label(const double* running, std::size_t k, Rng& rng) {
+  const double u = rng.uniform();
+  if (k == 1) return u < running[0] ? 1 : 0;
+  return std::upper_bound(running, running + k - 1, u) - running;
+}
+
+// Relabelled copies of validated predictions (n x k), each row's running sums formed once.
 class LabelDraws {
  public:
-  LabelDraws(std::vector<double> f, std::size_t k) : cumulative_(std::move(f)), k_(k) {
-    if (k_ == 1) return;
-    for (std::size_t r = 0; r < cumulative_.size() / k_; ++r) {
-      double acc = 0;
-      for (std::size_t c = 0; c + 1 < k_; ++c) cumulative_[r * k_ + c] = acc += cumulative_[r * k_ + c];
-    }
+  LabelDraws(std::vector<double> f, std::size_t k) : running_(std::move(f)), k_(k) {
+    for (std::size_t r = 0; r < running_.size() / k_; ++r) running_sums(&running_[r * k_], k_, &running_[r * k_]);
   }
 
-  // Label of row r drawn from its prediction (one column: Bernoulli(P(y = 1))).
-  std::int64_t draw(std::size_t r, Rng& rng) const {
-    const double u = rng.uniform();
-    if (k_ == 1) return u < cumulative_[r] ? 1 : 0;
-    const double* row = cumulative_.data() + r * k_;
-    return std::upper_bound(row, row + k_ - 1, u) - row;
-  }
-
-  // Relabelled copy `replicate`: each row's label drawn from its (validated) prediction.
+  // Relabelled copy `replicate`: each row's label drawn from its prediction.
   std::vector<std::int64_t> copy(std::uint64_t seed, std::size_t replicate) const {
     Rng rng = Rng::stream(seed, replicate);
-    std::vector<std::int64_t> y(cumulative_.size() / k_);
-    for (std::size_t r = 0; r < y.size(); ++r) y[r] = draw(r, rng);
+    std::vector<std::int64_t> y(running_.size() / k_);
+    for (std::size_t r = 0; r < y.size(); ++r) y[r] = draw_label(&running_[r * k_], k_, rng);
     return y;
   }
 
  private:
-  std::vector<double> cumulative_;  // n x k
+  std::vector<double> running_;  // n x k
   std::size_t k_;
 };
 
@@ -82,11 +87,16 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   out.bandwidth = detail::start_result(options, in).bandwidth;
   const double h = out.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
 
+  // Row by row, with one stream per copy (each stream still draws its rows in order): a row's running
+  // sums are formed once for all copies, without an n x K copy of the predictions.
   std::vector<std::uint16_t> drawn(n * B);  // input row r, copy b -> drawn[r*B + b]
-  const detail::LabelDraws draws(in.pred.f, k);
-  for (std::size_t b = 0; b < B; ++b) {
-    Rng rng = Rng::stream(test.seed, b);
-    for (std::size_t r = 0; r < n; ++r) drawn[r * B + b] = static_cast<std::uint16_t>(draws.draw(r, rng));
+  std::vector<Rng> streams;
+  for (std::size_t b = 0; b < B; ++b) streams.push_back(Rng::stream(test.seed, b));
+  std::vector<double> running(k);
+  for (std::size_t r = 0; r < n; ++r) {
+    detail::running_sums(in.pred.f.data() + r * k, k, running.data());
+    for (std::size_t b = 0; b < B; ++b)
+      drawn[r * B + b] = static_cast<std::uint16_t>(detail::draw_label(running.data(), k, streams[b]));
   }
 
   out.null_values.assign(B, 0.0);
