@@ -20,13 +20,12 @@ using detail::ScoredSamples;
 
 inline constexpr std::size_t kMaxBins = 65536;
 
-// One-dimensional problem: score s_j, positive when hit.
+// One-dimensional problem: score s_j, positive when hit (hits set apart).
 ScoredSamples one_dimensional(std::size_t n) {
   ScoredSamples s;
   s.n = n;
   s.dim = 1;
   s.score.resize(n);
-  s.hit.resize(n);
   return s;
 }
 
@@ -41,7 +40,7 @@ std::int32_t hit_of(CalibrationType type, std::size_t problem, std::size_t top, 
   return -1;
 }
 
-// The problems' scores (their hits are set by set_hits); top[j] is sample j's top-label class (top-label).
+// The problems' scores (their hits come from State::hits); top[j] is sample j's top-label class (top-label).
 std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred, CalibrationType type,
                                                 std::vector<std::size_t>& top) {
   const std::size_t n = pred.n, k = pred.k;
@@ -52,7 +51,6 @@ std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred
       s.n = n;
       s.dim = k;
       s.score = std::move(pred.f);
-      s.hit.resize(n);
       out.push_back(std::move(s));
       break;
     }
@@ -94,13 +92,13 @@ std::vector<std::vector<double>> problem_edges(const ScoredSamples& s, const Bin
   return edges;
 }
 
-// The forms. L_p values are sums of per-cell or per-sample terms (compensated, in a fixed order);
-// the maximum is the p -> infinity limit of the same form.
 // The mean label of coordinate d in cell c, for the cells' label sums (the data's, or a relabelled copy's).
 double mean_label(const Cells& cells, std::span<const double> label_sum, std::size_t c, std::size_t d) {
   return label_sum[c * cells.dim + d] / static_cast<double>(cells.size[c]);
 }
 
+// The forms. L_p values are sums of per-cell or per-sample terms (compensated, in a fixed order);
+// the maximum is the p -> infinity limit of the same form.
 double per_bin_value(const Cells& cells, std::span<const double> label_sum, std::size_t n, double p, bool maximum) {
   std::vector<double> terms(cells.count);
   for (std::size_t c = 0; c < cells.count; ++c) {
@@ -209,10 +207,11 @@ struct BinnedStatistic::State {
   std::vector<Cells> cells;         // each problem's cells on the data (they depend on the scores alone)
   BinnedResult result;
 
-  void set_hits(std::span<const std::int32_t> y, std::vector<ScoredSamples>& into) const {
-    for (std::size_t problem = 0; problem < into.size(); ++problem)
-      for (std::size_t j = 0; j < y.size(); ++j)
-        into[problem].hit[j] = hit_of(options.type, problem, top.empty() ? 0 : top[j], y[j]);
+  // Each sample's hit in `problem` when the labels are y.
+  std::vector<std::int32_t> hits(std::size_t problem, std::span<const std::int32_t> y) const {
+    std::vector<std::int32_t> out(y.size());
+    for (std::size_t j = 0; j < y.size(); ++j) out[j] = hit_of(options.type, problem, top.empty() ? 0 : top[j], y[j]);
+    return out;
   }
 };
 
@@ -237,7 +236,7 @@ BinnedStatistic::BinnedStatistic(ProbsView probs, LabelsView labels, const Binne
   r.k = pred.k;
   const std::vector<std::int32_t> y = std::move(pred.y);
   st.problems = make_binned_problems(pred, options.type, st.top);
-  st.set_hits(y, st.problems);
+  for (std::size_t problem = 0; problem < st.problems.size(); ++problem) st.problems[problem].hit = st.hits(problem, y);
   for (const ScoredSamples& s : st.problems) {
     const std::vector<std::vector<double>> edges = problem_edges(s, options);
     Cells cells = detail::make_cells(s, edges);
@@ -289,14 +288,11 @@ double BinnedStatistic::relabelled(LabelsView labels) const {
   const std::vector<std::int32_t> y = detail::read_labels(labels, st.result.n, st.classes);
   double total = 0;
   for (std::size_t problem = 0; problem < st.problems.size(); ++problem) {
-    const ScoredSamples& s = st.problems[problem];
     const Cells& cells = st.cells[problem];
-    std::vector<double> label_sum(cells.count * cells.dim, 0.0);  // as make_cells counts the data's hits
-    for (std::size_t j = 0; j < s.n; ++j) {
-      const std::int32_t hit = hit_of(st.options.type, problem, st.top.empty() ? 0 : st.top[j], y[j]);
-      if (hit >= 0) label_sum[cells.cell_of[j] * cells.dim + static_cast<std::size_t>(hit)] += 1;
-    }
-    total = combined(total, problem_value(s, cells, label_sum, st.options, st.form), st.options.maximum);
+    total = combined(total,
+                     problem_value(st.problems[problem], cells, detail::label_sums(cells, st.hits(problem, y)),
+                                   st.options, st.form),
+                     st.options.maximum);
   }
   return total;
 }

@@ -127,7 +127,6 @@ Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<dou
   cells.bins.resize(cells.count * dim);
   cells.size.assign(cells.count, 0);
   cells.score_sum.assign(cells.count * dim, 0.0);
-  cells.label_sum.assign(cells.count * dim, 0.0);
   cells.cell_of.resize(n);
   for (std::size_t r = 0; r < cells.count; ++r)
     std::copy_n(sample_bins.begin() + static_cast<std::ptrdiff_t>(representative[order[r]] * dim), dim,
@@ -137,9 +136,16 @@ Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<dou
     cells.cell_of[i] = c;
     ++cells.size[c];
     for (std::size_t d = 0; d < dim; ++d) cells.score_sum[c * dim + d] += samples.at(i, d);
-    if (samples.hit[i] >= 0) cells.label_sum[c * dim + static_cast<std::size_t>(samples.hit[i])] += 1;
   }
+  cells.label_sum = label_sums(cells, samples.hit);
   return cells;
+}
+
+std::vector<double> label_sums(const Cells& cells, std::span<const std::int32_t> hit) {
+  std::vector<double> sums(cells.count * cells.dim, 0.0);
+  for (std::size_t i = 0; i < hit.size(); ++i)
+    if (hit[i] >= 0) sums[cells.cell_of[i] * cells.dim + static_cast<std::size_t>(hit[i])] += 1;
+  return sums;
 }
 
 }  // namespace detail

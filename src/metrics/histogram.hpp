@@ -47,4 +47,8 @@ struct Cells {
 /// Groups the samples by their bin vector (a hash map keyed by it: only occupied cells are stored).
 Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges);
 
+/// The cells' label sums (count x dim) for the samples' hits `hit` (-1: none): the data's, or those of
+/// other labels on the same cells.
+std::vector<double> label_sums(const Cells& cells, std::span<const std::int32_t> hit);
+
 }  // namespace ecekde::detail
