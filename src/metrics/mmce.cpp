@@ -61,7 +61,7 @@ RowSums laplacian_row_sums(const std::vector<double>& r, const std::vector<doubl
 }
 
 // MMCE (and its gradients when asked) of top-label confidences r, their correctness and their classes.
-MmceResult mmce_of(const std::vector<double>& r, const std::vector<bool>& correct, const std::vector<std::size_t>& top,
+MmceResult mmce_of(const std::vector<double>& r, const std::vector<bool>& correct, std::span<const std::size_t> top,
                    std::size_t k, const MmceOptions& options) {
   const std::size_t n = r.size();
   const double width = options.kernel_width;
@@ -98,6 +98,13 @@ MmceResult mmce_of(const std::vector<double>& r, const std::vector<bool>& correc
   return res;
 }
 
+// MMCE^2 alone, for a resample or a relabelled copy (no gradients, so no classes needed).
+double mmce_squared_of(const std::vector<double>& r, const std::vector<bool>& correct, const MmceOptions& options) {
+  MmceOptions value_only = options;
+  value_only.gradient = false;
+  return mmce_of(r, correct, {}, 0, value_only).mmce_squared;
+}
+
 }  // namespace
 
 MmceStatistic::MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options) : options_(options) {
@@ -126,25 +133,19 @@ double MmceStatistic::resampled(std::span<const std::size_t> rows) const {
   if (rows.size() < 2) detail::fail_with("need at least 2 samples, got ", rows.size());
   std::vector<double> r(rows.size());
   std::vector<bool> correct(rows.size());
-  std::vector<std::size_t> top(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] >= n) detail::fail_with("resampled row ", i, ": index ", rows[i], " is outside [0, ", n, ")");
     r[i] = r_[rows[i]];
     correct[i] = correct_[rows[i]];
-    top[i] = top_[rows[i]];
   }
-  MmceOptions value_only = options_;
-  value_only.gradient = false;
-  return mmce_of(r, correct, top, k_, value_only).mmce_squared;
+  return mmce_squared_of(r, correct, options_);
 }
 
 double MmceStatistic::relabelled(LabelsView labels) const {
   const std::vector<std::int32_t> y = detail::read_labels(labels, r_.size(), k_);
   std::vector<bool> correct(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) correct[i] = static_cast<std::size_t>(y[i]) == top_[i];
-  MmceOptions value_only = options_;
-  value_only.gradient = false;
-  return mmce_of(r_, correct, top_, k_, value_only).mmce_squared;
+  return mmce_squared_of(r_, correct, options_);
 }
 
 MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) {
