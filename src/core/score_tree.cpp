@@ -16,10 +16,11 @@ namespace {
 
 constexpr std::size_t kTerms = ScoreTree::kOrder + 1;  // Taylor coefficients per sigma order
 constexpr std::size_t kRowsPerTask = 64;
-constexpr std::size_t kLanes = 5;  // partial sums of a series
-constexpr std::size_t kGroup = 4;  // a leaf's centres whose Taylor terms are formed side by side
-constexpr std::size_t kPowerChains = 4;  // rows whose powers of tau are formed side by side
-static_assert(kTerms % kLanes == 0);
+// Rows walk the tree in groups of up to kGroupRows whose largest |tau| is at most kGroupSpread times their
+// smallest plus kGroupSlack.
+constexpr std::size_t kGroupRows = 32;
+constexpr double kGroupSpread = 1.25;
+constexpr double kGroupSlack = 1;
 
 // Moments of one request: per node, its scale A (the largest q a_i) and, per column, the coefficients
 // M_a0 then M_a1 (a = 0..kOrder), laid out [node][column][b][a].
@@ -103,12 +104,37 @@ ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
   if (n > 0) build(0, static_cast<std::uint32_t>(n));
 }
 
+// Where to split the sorted centres [begin, end): at the position that minimises the children's count
+// times width, summed, with each child holding at least a share kMinSplitShare of the centres (ties: the
+// position nearest the middle). A row may expand a node whose width times its |tau| is small, so a dense
+// cluster of scores is best kept apart from the sparse tail: at K = 1,000 nearly all of a class's scores
+// lie below 10^-3 and a few spread up to 1, and count-halving put a slice of the tail into every node on
+// the way to the top leaf, so that each row walked the whole depth. The share bounds the depth at
+// log(n / kLeaf) / log(1 / (1 - kMinSplitShare)).
+std::uint32_t ScoreTree::split_point(std::uint32_t begin, std::uint32_t end) const {
+  const std::uint32_t count = end - begin;
+  const auto least = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(kMinSplitShare * count));
+  const std::uint32_t middle = begin + count / 2;
+  std::uint32_t best = middle;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::uint32_t k = begin + least; k + least <= end; ++k) {
+    const double cost = static_cast<double>(k - begin) * (sr_[k - 1] - sr_[begin]) +
+                        static_cast<double>(end - k) * (sr_[end - 1] - sr_[k]);
+    const auto off = [&](std::uint32_t at) { return at > middle ? at - middle : middle - at; };
+    if (cost < best_cost || (cost == best_cost && off(k) < off(best))) {
+      best_cost = cost;
+      best = k;
+    }
+  }
+  return best;
+}
+
 std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
   Node node{begin, end};
   if (end - begin > kLeaf) {
-    const std::uint32_t half = begin + (end - begin) / 2;
-    node.left = build(begin, half);
-    node.right = build(half, end);
+    const std::uint32_t split = split_point(begin, end);
+    node.left = build(begin, split);
+    node.right = build(split, end);
   }
   node.s_lo = sr_[begin];
   node.s_hi = sr_[end - 1];
@@ -137,74 +163,58 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
     for (std::size_t l = 1; l < columns; ++l) v[l * n + k] = request.vt[(l - 1) * n + order_[k]];
   }
 
-  // Moments, children before parents: leaves from their centres, parents by shifting their children's.
+  // Moments, children before parents, each node's a small matrix product with the sweep's kernels (a
+  // node's moments are rows [column][b], kTerms long): a leaf's payloads V and V (sigma - g0), one row each,
+  // times its centres' Taylor terms; a parent's, its children's moments times the triangular matrix that
+  // moves a series to the parent's centre.
   Moments mom;
   mom.columns = columns;
   mom.scale.resize(nodes_.size());
   mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
   // Per node, A + log M_00: the drop test's bound less the row's part (added in the test's order).
   std::vector<double> drop_base(nodes_.size());
-  std::array<std::array<double, kTerms>, kGroup> term{};
+  std::vector<double> terms(kLeaf * kTerms), payloads(2 * columns * kLeaf), moved(2 * columns * kTerms);
+  std::vector<double> shift(kTerms * kTerms, 0.0);  // shift[k * kTerms + a] = factor ds^(a-k) / (a-k)!, a >= k
+  std::array<double, kLeaf> d{};
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
     const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
     if (nd.left < 0) {
+      const std::size_t count = nd.end - nd.begin;
       const double A = *std::max_element(qa.begin() + nd.begin, qa.begin() + nd.end);
       mom.scale[id] = A;
-      for (std::uint32_t k0 = nd.begin; k0 < nd.end; k0 += kGroup) {
-        // term[u][a] = exp(q a_k - A) (s_k - s0)^a / a! for centre k = k0 + u: the recurrences of a group
-        // of centres side by side, as independent chains, each centre's the same operations as alone (lanes
-        // past a leaf's end are computed and not used).
-        const std::size_t count = std::min<std::size_t>(kGroup, nd.end - k0);
-        std::array<double, kGroup> d{};
+      // terms[u * kTerms + a] = exp(q a_k - A) (s_k - s0)^a / a! for centre k = begin + u: each centre's
+      // chain of products, the centres' chains side by side.
+      std::copy_n(qa.begin() + nd.begin, count, d.begin());
+      kern.exp_shifted(d.data(), count, A);
+      for (std::size_t u = 0; u < count; ++u) terms[u * kTerms] = d[u];
+      for (std::size_t u = 0; u < count; ++u) d[u] = sr_[nd.begin + u] - s0;
+      for (std::size_t a = 1; a < kTerms; ++a)
+        for (std::size_t u = 0; u < count; ++u) terms[u * kTerms + a] = terms[u * kTerms + a - 1] * d[u] * kInverse[a];
+      for (std::size_t l = 0; l < columns; ++l)
         for (std::size_t u = 0; u < count; ++u) {
-          d[u] = sr_[k0 + u] - s0;
-          term[u][0] = std::exp(qa[k0 + u] - A);
+          const std::size_t k = nd.begin + u;
+          payloads[2 * l * count + u] = v[l * n + k];
+          payloads[(2 * l + 1) * count + u] = v[l * n + k] * (g_[k] - g0);
         }
-        for (std::size_t a = 1; a < kTerms; ++a)
-          for (std::size_t u = 0; u < kGroup; ++u) term[u][a] = term[u][a - 1] * d[u] * kInverse[a];
-        for (std::size_t u = 0; u < count; ++u) {
-          const std::size_t k = k0 + u;
-          const double e = g_[k] - g0;
-          for (std::size_t l = 0; l < columns; ++l) {
-            double* M = mom.at(id, l);
-            const double t = v[l * n + k], te = t * e;
-            for (std::size_t a = 0; a < kTerms; ++a) {
-              M[a] += t * term[u][a];
-              M[kTerms + a] += te * term[u][a];
-            }
-          }
-        }
-      }
+      kern.dot(payloads.data(), count, terms.data(), kTerms, 2 * columns, kTerms, count, mom.at(id, 0), kTerms);
     } else {
       const double A = std::max(mom.scale[static_cast<std::size_t>(nd.left)], mom.scale[static_cast<std::size_t>(nd.right)]);
       mom.scale[id] = A;
       for (const std::int32_t child : {nd.left, nd.right}) {
         const auto ch = static_cast<std::size_t>(child);
         const Node& cn = nodes_[ch];
-        const double factor = std::exp(mom.scale[ch] - A);
         const double ds = mid(cn.s_lo, cn.s_hi) - s0, dg = mid(cn.g_lo, cn.g_hi) - g0;
-        std::array<double, kTerms> shift;  // ds^t / t!
-        shift[0] = factor;
-        for (std::size_t t = 1; t < kTerms; ++t) shift[t] = shift[t - 1] * ds / static_cast<double>(t);
+        shift[0] = std::exp(mom.scale[ch] - A);
+        for (std::size_t t = 1; t < kTerms; ++t) shift[t] = shift[t - 1] * ds * kInverse[t];
+        for (std::size_t k = 1; k < kTerms; ++k) std::copy_n(shift.begin(), kTerms - k, shift.begin() + k * kTerms + k);
+        // The sigma series moves as its own plus dg times the score series: (sigma - g0) = (sigma - g1) + dg.
         for (std::size_t l = 0; l < columns; ++l) {
           const double* C = mom.at(ch, l);
-          double* M = mom.at(id, l);
-          // M[a] += sum_{k <= a} C[k] shift[a - k] (and the sigma series likewise), each sum in increasing
-          // k as a running total per a: the totals of all a advance together, one k at a time, so the
-          // products need not wait for each other.
-          std::array<double, kTerms> m0{}, m1{}, c1;
-          for (std::size_t k = 0; k < kTerms; ++k) c1[k] = C[kTerms + k] + C[k] * dg;
-          for (std::size_t k = 0; k < kTerms; ++k)
-            for (std::size_t a = k; a < kTerms; ++a) {
-              m0[a] += C[k] * shift[a - k];
-              m1[a] += c1[k] * shift[a - k];
-            }
-          for (std::size_t a = 0; a < kTerms; ++a) {
-            M[a] += m0[a];
-            M[kTerms + a] += m1[a];
-          }
+          std::copy_n(C, kTerms, moved.begin() + 2 * l * kTerms);
+          for (std::size_t k = 0; k < kTerms; ++k) moved[(2 * l + 1) * kTerms + k] = C[kTerms + k] + C[k] * dg;
         }
+        kern.dot_add(moved.data(), kTerms, shift.data(), kTerms, 2 * columns, kTerms, kTerms, mom.at(id, 0), kTerms);
       }
     }
     drop_base[id] = mom.scale[id] + std::log(mom.at(id, 0)[0]);
@@ -228,118 +238,166 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
       mine.size(), plan.threads,
       [&](std::size_t own_task, int) {
         const std::size_t task = mine.begin + own_task;
-        std::vector<std::int32_t> stack;
-        std::vector<double> acc(columns), vals(columns), expo(kLeaf);
-        // powers[u][a] = tau^a of the rows of a chain group, formed side by side: each row's powers are a
-        // chain of dependent products, the same as alone, which the processor can now overlap.
-        std::array<std::array<double, kTerms>, kPowerChains> powers;
-        std::array<double, kPowerChains> taus{};
         const std::size_t first = task * kRowsPerTask, r_end = std::min(R, (task + 1) * kRowsPerTask);
-        for (std::size_t t = first; t < r_end; ++t) {
-          const std::size_t chain = (t - first) % kPowerChains;
-          if (chain == 0) {
-            for (std::size_t u = 0; u < kPowerChains && t + u < r_end; ++u) {
-              const double* log_row = rows.log_x.data() + 2 * row_order[t + u];
-              taus[u] = q * (log_row[0] - log_row[1]) * request.inv_h;
-            }
-            for (auto& power : powers) power[0] = 1;
-            for (std::size_t a = 1; a < kTerms; ++a)
-              for (std::size_t u = 0; u < kPowerChains; ++u) powers[u][a] = powers[u][a - 1] * taus[u];
+        // A group of rows walks the tree together (its layout: row g's values at [g], a node's series
+        // and sums for column l at [l * G + g]).
+        std::array<std::size_t, kGroupRows> row_of{}, own_pos{};
+        std::array<double, kGroupRows> tau{}, ups{}, m{}, dropped{}, bound{}, factor{}, rescale{}, own_term{};
+        std::array<bool, kGroupRows> raised{};
+        std::array<double, 2 * kGroupRows> logs{};
+        std::array<double, kTerms * kGroupRows> powers{};  // powers[a * G + g] = tau_g^a
+        std::vector<double> acc(kGroupRows * columns), series(2 * columns * kGroupRows), vals(columns * kGroupRows),
+            expo(kGroupRows * kLeaf);
+        std::vector<std::int32_t> stack;
+        auto tau_of = [&](std::size_t t) {
+          const double* log_row = rows.log_x.data() + 2 * row_order[t];
+          return q * (log_row[0] - log_row[1]) * request.inv_h;
+        };
+        for (std::size_t t0 = first; t0 < r_end;) {
+          // The group: consecutive rows (in score order, so in order of tau) while the largest |tau| stays
+          // within kGroupSpread of the smallest (plus kGroupSlack), so that the tests, which take the
+          // group's largest |tau|, ask little more of a row than its own would.
+          std::size_t G = 1;
+          for (double lo = std::fabs(tau_of(t0)), hi = lo; t0 + G < r_end && G < kGroupRows; ++G) {
+            const double a = std::fabs(tau_of(t0 + G));
+            if (std::max(hi, a) > kGroupSpread * std::min(lo, a) + kGroupSlack) break;
+            lo = std::min(lo, a);
+            hi = std::max(hi, a);
           }
-          const std::array<double, kTerms>& power = powers[chain];
-          const std::size_t row = row_order[t];
-          const double* log_row = rows.log_x.data() + 2 * row;
-          const double L2 = log_row[1], sj = rows.x(row, 0);
-          const double tau = taus[chain], ups = q * L2 * request.inv_h;
-          const std::size_t own = self.empty() ? row : self[row];
-          const std::size_t own_pos = own < n ? position_[own] : none;
-          double m = -std::numeric_limits<double>::infinity(), dropped = 0;
-          std::fill(acc.begin(), acc.end(), 0.0);
-          auto raise_to = [&](double top) {  // keeps every sum relative to exp(m), m the largest scale seen
-            if (top <= m) return;
-            const double f = std::exp(m - top);
-            for (double& a : acc) a *= f;
-            dropped *= f;
-            m = top;
+          double tau_max = 0, ups_max = 0;
+          for (std::size_t g = 0; g < G; ++g) {
+            const std::size_t row = row_order[t0 + g];
+            row_of[g] = row;
+            const double* log_row = rows.log_x.data() + 2 * row;
+            logs[2 * g] = log_row[0];
+            logs[2 * g + 1] = log_row[1];
+            tau[g] = tau_of(t0 + g);
+            ups[g] = q * log_row[1] * request.inv_h;
+            tau_max = std::max(tau_max, std::fabs(tau[g]));
+            ups_max = std::max(ups_max, std::fabs(ups[g]));
+            const std::size_t own = self.empty() ? row : self[row];
+            own_pos[g] = own < n ? position_[own] : none;
+            m[g] = -std::numeric_limits<double>::infinity();
+            dropped[g] = 0;
+            powers[g] = 1;
+          }
+          // Each row's powers are the same chain of products as alone; the rows' chains run side by side.
+          for (std::size_t a = 1; a < kTerms; ++a)
+            for (std::size_t g = 0; g < G; ++g) powers[a * G + g] = powers[(a - 1) * G + g] * tau[g];
+          std::fill_n(acc.begin(), G * columns, 0.0);
+          const double s_mid = rows.x(row_of[G / 2], 0);
+
+          // Moves row g's running maximum to at least `top` (sums relative to exp(m[g])); rescale[g] is
+          // then the exponent that brings the row's sums so far to the new maximum (apply_rescale applies it).
+          auto raise_to = [&](std::size_t g, double top) {
+            const double next = std::max(m[g], top);
+            raised[g] = next > m[g];
+            rescale[g] = raised[g] ? m[g] - next : 0;
+            m[g] = next;
           };
-          // Adds node id's two series to the row's sums. Where the node holds the row's own centre, that
-          // centre's exact term is subtracted, unless it is more than kOwnShare of the node's sum: then
-          // nothing is added and the node is descended instead (returns false).
-          auto add_series = [&](std::size_t id, bool holds_own) {
+          auto apply_rescale = [&] {
+            kern.exp_shifted(rescale.data(), G, 0);
+            for (std::size_t g = 0; g < G; ++g) {
+              if (!raised[g]) continue;
+              for (std::size_t l = 0; l < columns; ++l) acc[g * columns + l] *= rescale[g];
+              dropped[g] *= rescale[g];
+            }
+          };
+          auto holds = [&](const Node& nd, std::size_t g) { return own_pos[g] >= nd.begin && own_pos[g] < nd.end; };
+          // Drops the node for every row of the group if each row's bound allows it.
+          auto drop = [&](std::size_t id) {
             const Node& nd = nodes_[id];
-            const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
-            for (std::size_t l = 0; l < columns; ++l) {  // the two series as dot products with tau^a
-              const double* M = mom.at(id, l);
-              double p0[kLanes] = {}, p1[kLanes] = {};  // independent partial sums, for speed
-              for (std::size_t a = 0; a < kTerms; a += kLanes)
-                for (std::size_t u = 0; u < kLanes; ++u) {
-                  p0[u] += M[a + u] * power[a + u];
-                  p1[u] += M[kTerms + a + u] * power[a + u];
-                }
-              double v0 = 0, v1 = 0;
-              for (std::size_t u = 0; u < kLanes; ++u) {
-                v0 += p0[u];
-                v1 += p1[u];
-              }
-              vals[l] = v0 + ups * v1;
+            for (std::size_t g = 0; g < G; ++g) {
+              const double sum = acc[g * columns];
+              if (holds(nd, g) || !(sum > 0)) return false;
+              // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast
+              // path. The exponential is only taken where the bound can pass: sum < 2^(logb(sum) + 1).
+              const double top = drop_base[id] + std::max(tau[g] * nd.s_lo, tau[g] * nd.s_hi) +
+                                 std::max(ups[g] * nd.g_lo, ups[g] * nd.g_hi);
+              if (!(top - m[g] <= log_share + (binary_exponent(sum) + 1) * std::numbers::ln2)) return false;
+              bound[g] = std::exp(std::max(top - m[g], -700.0));
+              if (!(dropped[g] + bound[g] <= kDroppedShare * sum)) return false;
             }
-            if (holds_own) {
-              const double own_term =
-                  std::exp(qa[own_pos] - mom.scale[id] + tau * (sr_[own_pos] - s0) + ups * (g_[own_pos] - g0));
-              if (!(own_term <= kOwnShare * vals[0])) return false;
-              for (std::size_t l = 0; l < columns; ++l) vals[l] -= v[l * n + own_pos] * own_term;
-            }
-            const double top = mom.scale[id] + tau * s0 + ups * g0;
-            raise_to(top);
-            const double f = std::exp(top - m);
-            for (std::size_t l = 0; l < columns; ++l) acc[l] += f * vals[l];
+            for (std::size_t g = 0; g < G; ++g) dropped[g] += bound[g];
             return true;
+          };
+          // Adds node id's two series to every row's sums: a product of the node's moments with the rows'
+          // powers of tau. Where the node holds a row's own centre, that centre's exact term is subtracted,
+          // unless it is more than kOwnShare of the node's sum: then nothing is added and the node is
+          // descended instead (returns false).
+          auto add_series = [&](std::size_t id) {
+            const Node& nd = nodes_[id];
+            const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi), A = mom.scale[id];
+            kern.dot(mom.at(id, 0), kTerms, powers.data(), G, 2 * columns, G, kTerms, series.data(), G);
+            for (std::size_t l = 0; l < columns; ++l)
+              for (std::size_t g = 0; g < G; ++g)
+                vals[l * G + g] = series[2 * l * G + g] + ups[g] * series[(2 * l + 1) * G + g];
+            for (std::size_t g = 0; g < G; ++g) {
+              if (!holds(nd, g)) continue;
+              const std::size_t k = own_pos[g];
+              own_term[g] = std::exp(qa[k] - A + tau[g] * (sr_[k] - s0) + ups[g] * (g_[k] - g0));
+              if (!(own_term[g] <= kOwnShare * vals[g])) return false;
+            }
+            for (std::size_t g = 0; g < G; ++g) {
+              if (holds(nd, g))
+                for (std::size_t l = 0; l < columns; ++l) vals[l * G + g] -= v[l * n + own_pos[g]] * own_term[g];
+              const double top = A + tau[g] * s0 + ups[g] * g0;
+              raise_to(g, top);
+              factor[g] = top - m[g];
+            }
+            apply_rescale();
+            kern.exp_shifted(factor.data(), G, 0);
+            for (std::size_t g = 0; g < G; ++g)
+              for (std::size_t l = 0; l < columns; ++l) acc[g * columns + l] += factor[g] * vals[l * G + g];
+            return true;
+          };
+          // Sums a leaf pair by pair, with the sweep's kernels: the group's scores, each row's relative to
+          // its maximum, their exponentials, and the rows' weights times the payload (column 0: ones).
+          auto add_pairs = [&](const Node& nd) {
+            const std::size_t count = nd.end - nd.begin;
+            constexpr double none_left = -std::numeric_limits<double>::infinity();
+            kern.dot(logs.data(), 2, sr_.data() + nd.begin, n, G, count, 2, expo.data(), count);
+            for (std::size_t g = 0; g < G; ++g) {
+              double* e = expo.data() + g * count;
+              const std::size_t skip = holds(nd, g) ? own_pos[g] - nd.begin : count;
+              const double top = kern.affine_max(e, e, qa.data() + nd.begin, q * request.inv_h, count, skip);
+              raise_to(g, top);
+              if (top == none_left) {  // the row's own centre alone
+                std::fill_n(e, count, none_left);
+                continue;
+              }
+              for (std::size_t c = 0; c < count; ++c) e[c] -= m[g];
+              if (skip < count) e[skip] = none_left;
+            }
+            apply_rescale();
+            kern.exp_shifted(expo.data(), G * count, 0);
+            kern.row_dots(expo.data(), count, G, count, v.data() + nd.begin, n, columns, acc.data());
           };
           stack.assign(1, static_cast<std::int32_t>(nodes_.size() - 1));
           while (!stack.empty()) {
             const auto id = static_cast<std::size_t>(stack.back());
             stack.pop_back();
             const Node& nd = nodes_[id];
-            const bool holds_own = own_pos >= nd.begin && own_pos < nd.end;
-            // Drop the node if its whole weight is negligible (checked first: it is cheaper than a series).
-            // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast path.
-            // The exponential is only taken where the bound can pass: acc[0] < 2^(logb(acc[0]) + 1).
-            if (!holds_own && acc[0] > 0) {
-              const double top = drop_base[id] + std::max(tau * nd.s_lo, tau * nd.s_hi) +
-                                 std::max(ups * nd.g_lo, ups * nd.g_hi);
-              if (top - m <= log_share + (binary_exponent(acc[0]) + 1) * std::numbers::ln2) {
-                const double bound = std::exp(std::max(top - m, -700.0));
-                if (dropped + bound <= kDroppedShare * acc[0]) {
-                  dropped += bound;
-                  continue;
-                }
-              }
-            }
-            if (0.5 * (nd.s_hi - nd.s_lo) * std::fabs(tau) <= kMaxScoreTerm &&
-                0.5 * (nd.g_hi - nd.g_lo) * std::fabs(ups) <= kMaxSigmaTerm && add_series(id, holds_own))
+            if (drop(id)) continue;  // checked first: it is cheaper than a series
+            if (0.5 * (nd.s_hi - nd.s_lo) * tau_max <= kMaxScoreTerm &&
+                0.5 * (nd.g_hi - nd.g_lo) * ups_max <= kMaxSigmaTerm && add_series(id))
               continue;
-            if (nd.left < 0) {  // pair by pair, with the sweep's kernels
-              const std::size_t count = nd.end - nd.begin;
-              const std::size_t skip = holds_own ? own_pos - nd.begin : count;
-              kern.dot(log_row, 2, sr_.data() + nd.begin, n, 1, count, 2, expo.data(), kLeaf);
-              const double top = kern.affine_max(expo.data(), expo.data(), qa.data() + nd.begin, q * request.inv_h,
-                                                 count, skip);
-              if (top == -std::numeric_limits<double>::infinity()) continue;
-              raise_to(top);
-              kern.exp_shifted(expo.data(), count, m);
-              if (skip < count) expo[skip] = 0;
-              acc[0] += kern.sum(expo.data(), count);
-              kern.row_dots(expo.data(), 0, 1, count, v.data() + n + nd.begin, n, columns - 1, acc.data() + 1);
+            if (nd.left < 0) {
+              add_pairs(nd);
               continue;
             }
-            // Visit the child nearer the row's score first, so that the row's sum is mostly known before
-            // the far nodes are weighed for dropping.
-            const bool left_near = sj < nodes_[static_cast<std::size_t>(nd.right)].s_lo;
+            // Visit the child nearer the group's scores first, so that the rows' sums are mostly known
+            // before the far nodes are weighed for dropping.
+            const bool left_near = s_mid < nodes_[static_cast<std::size_t>(nd.right)].s_lo;
             stack.push_back(left_near ? nd.right : nd.left);
             stack.push_back(left_near ? nd.left : nd.right);
           }
-          scale[row] = m;
-          std::copy(acc.begin(), acc.end(), sums.begin() + static_cast<std::ptrdiff_t>(row * columns));
+          for (std::size_t g = 0; g < G; ++g) {
+            scale[row_of[g]] = m[g];
+            std::copy_n(acc.begin() + static_cast<std::ptrdiff_t>(g * columns), columns,
+                        sums.begin() + static_cast<std::ptrdiff_t>(row_of[g] * columns));
+          }
+          t0 += G;
         }
         WorkLedger::done(plan.control, static_cast<double>(r_end - first) * work * counted);
       },

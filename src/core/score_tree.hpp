@@ -21,6 +21,15 @@
 // Everything else is summed pair by pair as in the sweep. Each row's total error is thus provably below
 // 4e-16 of its weight sum (for a payload column: of its sum of |V_i| w_ji plus |V_own| times the weight
 // sum), plus rounding.
+//
+// Rows walk the tree in groups: up to 32 rows adjacent in score order whose |tau| differ little. A node is
+// dropped only where every row's bound allows it, expanded only where the group's largest U and W pass
+// (and no row's own centre outweighs the node), and otherwise descended or summed pair by pair for the
+// whole group, so the bound above holds for each row. A group evaluates a node's series as one small
+// matrix product (the node's moments by the rows' powers of tau) and a leaf as one tile, with the
+// sweep's kernels. The tree splits a node where its children's count times width, summed, is least (each
+// child holding at least an eighth): a dense cluster of scores is kept apart from a sparse tail, which
+// a row can then expand at once or sum pair by pair.
 #pragma once
 
 #include <algorithm>
@@ -83,6 +92,8 @@ class ScoreTree {
   static constexpr double kOwnShare = 0.5;
   /// Centres per leaf.
   static constexpr std::size_t kLeaf = 32;
+  /// Least share of a node's centres that each child holds.
+  static constexpr double kMinSplitShare = 1.0 / 8;
 
  private:
   struct Node {
@@ -91,6 +102,7 @@ class ScoreTree {
     double s_lo = 0, s_hi = 0, g_lo = 0, g_hi = 0;  // ranges of s and sigma
   };
   std::int32_t build(std::uint32_t begin, std::uint32_t end);
+  std::uint32_t split_point(std::uint32_t begin, std::uint32_t end) const;
 
   const KernelPoints& centres_;
   std::vector<double> sr_;  // sorted s then sorted r (2 x n, as the kernels read centres)

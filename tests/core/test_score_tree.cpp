@@ -1,7 +1,7 @@
 // The score tree's expansions (one-dimensional kernel sums in near-linear time) against a plain sum over
 // every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
-// awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1); and the estimators that
-// use it against the full sweep.
+// awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1, a dense cluster with a sparse
+// tail, scores spread over 60 octaves); and the estimators that use it against the full sweep.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +33,9 @@ std::vector<double> points(const std::string& kind, std::size_t n, std::uint64_t
     if (kind == "small") s = std::exp(-2 - 4 * rng.uniform() * rng.uniform());  // marginal-like, near 0
     if (kind == "ties") s = std::round(10 * rng.uniform()) / 10;              // 11 values, 0 and 1 among them
     if (kind == "saturated") s = rng.uniform() < 0.5 ? 1 - std::exp(-30 * rng.uniform()) : std::exp(-30 * rng.uniform());
+    // a K = 1,000 class's marginal scores: nearly all crowded near 0, a sparse tail up to 1
+    if (kind == "tail") s = rng.uniform() < 0.02 ? rng.uniform() : std::exp(-12 + 4 * rng.normal() / 3);
+    if (kind == "octaves") s = std::exp2(-60 * rng.uniform());  // log-uniform over 60 octaves
     double r = 1 - s;
     if (kind == "off") {  // float32-like rounding: s + r misses 1 by up to 1e-7
       s = rng.uniform();
@@ -83,7 +86,7 @@ SweepPlan plan_with(int threads) {
 }
 
 TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
-  for (const std::string kind : {"spread", "small", "ties", "saturated", "off"})
+  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves"})
     for (std::size_t n : {2, 3, 33, 400, 1500})
       for (double h : {1e-6, 1e-4, 1e-2, 0.3, 10.0})
         for (int q : {1, 2}) {
