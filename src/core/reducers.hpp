@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -197,10 +198,11 @@ inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, st
 template <class Finish>
 class PayloadSums {
  public:
+  /// `tree`: the centres' score tree, when the caller keeps one for several bandwidths (else built here).
   PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> payload,
-              std::size_t depth, Finish finish, std::span<const std::size_t> self = {})
+              std::size_t depth, Finish finish, std::span<const std::size_t> self = {}, const ScoreTree* tree = nullptr)
       : kern_(kern), offsets_(offsets), inv_h_(inv_h), payload_(payload), depth_(depth), finish_(std::move(finish)),
-        self_(self) {}
+        self_(self), tree_(tree) {}
 
   /// Relative cost of a pair, for progress: an exponential, and a multiply-add per payload value (about a tenth of one).
   double work_per_pair() const { return 1 + 0.1 * static_cast<double>(depth_); }
@@ -278,11 +280,14 @@ class PayloadSums {
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
     ECEKDE_ASSERT(!wide());  // the tree reads the payload transposed: one-dimensional problems have depth 1
     const std::size_t R = rows.n, width = depth_ + 1;
-    const ScoreTree tree(centres);
+    std::optional<ScoreTree> own_tree;
+    const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres);
+    ECEKDE_ASSERT(tree.size() == centres.n);
+    const std::vector<std::uint32_t> order = tree.row_order(rows, self_);
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload_, depth_, half}, plan, scale, sums);
-    tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
+    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload_, depth_, half}, plan, scale, sums, order);
+    tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares, order);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }
@@ -297,6 +302,7 @@ class PayloadSums {
   std::size_t depth_;
   Finish finish_;
   std::span<const std::size_t> self_;
+  const ScoreTree* tree_;
 };
 
 /// Several reducers of one kind in one sweep (the crossfit's candidate bandwidths): each tile's dot

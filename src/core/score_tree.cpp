@@ -33,6 +33,26 @@ struct Moments {
   }
 };
 
+// terms_for[t] is the largest U = ds |tau| at which the series cut after t terms (order t - 1) still errs
+// by at most the bound that kOrder gives at kMaxScoreTerm (score_tree.hpp): e^{2(U + W)} (U^t / t! + W^2 / 2)
+// <= 1.5e-16 with W = kMaxSigmaTerm. A node far from the rows' scores relative to its width (small U)
+// needs few terms: about 8 below U = 0.01, 15 below 0.5.
+const std::array<double, kTerms + 1> kLargestU = [] {
+  std::array<double, kTerms + 1> largest{};
+  const double w = ScoreTree::kMaxSigmaTerm;
+  for (std::size_t t = 1; t <= kTerms; ++t) {
+    auto error = [&](double u) {
+      double term = 1;
+      for (std::size_t a = 1; a <= t; ++a) term *= u / static_cast<double>(a);
+      return std::exp(2 * (u + w)) * (term + w * w / 2);
+    };
+    double lo = 0, hi = ScoreTree::kMaxScoreTerm;
+    for (int i = 0; i < 100; ++i) (error((lo + hi) / 2) <= 1.5e-16 ? lo : hi) = (lo + hi) / 2;
+    largest[t] = t == kTerms ? ScoreTree::kMaxScoreTerm : lo;
+  }
+  return largest;
+}();
+
 // 1 / a, so that the moments' Taylor terms need no division.
 constexpr std::array<double, kTerms> kInverse = [] {
   std::array<double, kTerms> inv{};
@@ -145,8 +165,13 @@ std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
   return static_cast<std::int32_t>(nodes_.size() - 1);
 }
 
+std::vector<std::uint32_t> ScoreTree::row_order(const KernelPoints& rows, std::span<const std::size_t> self) const {
+  return self.empty() ? order_ : score_order({rows.x_t.data(), rows.n});
+}
+
 void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
-                     const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const {
+                     const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
+                     std::span<const std::uint32_t> order) const {
   const std::size_t n = g_.size(), R = rows.n, columns = request.depth + 1;
   ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == request.depth * n);
   ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
@@ -220,9 +245,11 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
     drop_base[id] = mom.scale[id] + std::log(mom.at(id, 0)[0]);
   }
 
-  // Rows in order of score, so that neighbouring rows of a task walk the same nodes (cache locality).
-  std::vector<std::uint32_t> row_order = order_;  // rows that are the centres: already sorted
-  if (!self.empty()) row_order = score_order({rows.x_t.data(), R});
+  // Rows in order of score, so that neighbouring rows walk the same nodes, in groups.
+  std::vector<std::uint32_t> own_order;
+  if (order.empty()) own_order = this->row_order(rows, self);
+  const std::span<const std::uint32_t> row_order = order.empty() ? std::span<const std::uint32_t>(own_order) : order;
+  ECEKDE_ASSERT(row_order.size() == R);
   const std::size_t none = std::numeric_limits<std::size_t>::max();
   // Split across ranks, each takes a share of the tasks (runs of rows in score order) and the sums are
   // combined: each row's from the one rank that computed it.
@@ -325,10 +352,12 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
           // powers of tau. Where the node holds a row's own centre, that centre's exact term is subtracted,
           // unless it is more than kOwnShare of the node's sum: then nothing is added and the node is
           // descended instead (returns false).
-          auto add_series = [&](std::size_t id) {
+          auto add_series = [&](std::size_t id, double u) {
             const Node& nd = nodes_[id];
             const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi), A = mom.scale[id];
-            kern.dot(mom.at(id, 0), kTerms, powers.data(), G, 2 * columns, G, kTerms, series.data(), G);
+            std::size_t terms = 1;
+            while (kLargestU[terms] < u) ++terms;
+            kern.dot(mom.at(id, 0), kTerms, powers.data(), G, 2 * columns, G, terms, series.data(), G);
             for (std::size_t l = 0; l < columns; ++l)
               for (std::size_t g = 0; g < G; ++g)
                 vals[l * G + g] = series[2 * l * G + g] + ups[g] * series[(2 * l + 1) * G + g];
@@ -379,8 +408,8 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             stack.pop_back();
             const Node& nd = nodes_[id];
             if (drop(id)) continue;  // checked first: it is cheaper than a series
-            if (0.5 * (nd.s_hi - nd.s_lo) * tau_max <= kMaxScoreTerm &&
-                0.5 * (nd.g_hi - nd.g_lo) * ups_max <= kMaxSigmaTerm && add_series(id))
+            const double u = 0.5 * (nd.s_hi - nd.s_lo) * tau_max;
+            if (u <= kMaxScoreTerm && 0.5 * (nd.g_hi - nd.g_lo) * ups_max <= kMaxSigmaTerm && add_series(id, u))
               continue;
             if (nd.left < 0) {
               add_pairs(nd);

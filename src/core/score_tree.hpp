@@ -74,8 +74,13 @@ class ScoreTree {
   /// sums[q * (depth + 1) + l], the sums of the request relative to exp(scale[q]) (l = 0 the weights,
   /// then the payload columns). Rows are split across the plan's threads; each row's result does not
   /// depend on the split.
+  /// `order` is row_order(rows, self), or empty to have it formed here.
   void sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
-            const SweepPlan& plan, std::span<double> scale, std::span<double> sums) const;
+            const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
+            std::span<const std::uint32_t> order = {}) const;
+
+  /// The rows in order of score, the order sums() walks them in (rows that are the centres: the tree's).
+  std::vector<std::uint32_t> row_order(const KernelPoints& rows, std::span<const std::size_t> self) const;
 
   std::size_t size() const { return g_.size(); }
 
