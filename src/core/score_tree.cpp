@@ -33,7 +33,7 @@ struct Moments {
   }
 };
 
-// terms_for[t] is the largest U = ds |tau| at which the series cut after t terms (order t - 1) still errs
+// kLargestU[t] is the largest U = ds |tau| at which the series cut after t terms (order t - 1) still errs
 // by at most the bound that kOrder gives at kMaxScoreTerm (score_tree.hpp): e^{2(U + W)} (U^t / t! + W^2 / 2)
 // <= 1.5e-16 with W = kMaxSigmaTerm. A node far from the rows' scores relative to its width (small U)
 // needs few terms: about 8 below U = 0.01, 15 below 0.5.

@@ -84,7 +84,7 @@ class ScoreTree {
 
   std::size_t size() const { return g_.size(); }
 
-  /// Taylor order in the score direction.
+  /// Largest Taylor order in the score direction (an expansion uses the fewest terms its U allows).
   static constexpr int kOrder = 24;
   /// Largest W = dg |ups| for which a node is expanded (the sigma direction is cut after its linear term).
   static constexpr double kMaxSigmaTerm = 1e-9;
