@@ -42,7 +42,6 @@ constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (
 // it took the estimate from 18.0 s to 13.4 s (2 threads) for 150 MB more peak memory.
 constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 26;
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
-constexpr std::size_t kProblemsPerThread = 4;  // at least this many problems per thread: one per task
 constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
 
@@ -401,26 +400,6 @@ struct Fit {
   BandwidthSelection selection;
 };
 
-// Calls each(q, plan_q) for every problem q. Many problems (marginal: K of them) are spread over the
-// threads, one problem per task, each swept on one thread (plan_q): the per-problem steps that do not
-// split by rows (the score tree's sort and moments) then run in parallel too; split across ranks, each rank
-// takes its share of the problems. Few problems go one after another, each swept on all threads and
-// ranks. Returns the problems this rank computed, or every problem when they were not split across ranks.
-template <class Each>
-Share for_each_problem(const std::vector<Problem>& problems, const SweepPlan& plan, Each each) {
-  const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
-  if (problems.size() < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
-    for (std::size_t q = 0; q < problems.size(); ++q) each(q, plan);
-    return {0, problems.size()};
-  }
-  SweepPlan serial = plan;
-  serial.threads = 1;
-  serial.communicator = nullptr;
-  const Share mine = share_of(problems.size(), plan.communicator);
-  parallel_for(mine.size(), plan.threads, [&](std::size_t own, int) { each(mine.begin + own, serial); }, plan.control);
-  return mine;
-}
-
 // Whether a problem's sweeps go by the score tree (sweep()): then a caller sweeping it at several
 // bandwidths builds the tree once.
 bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansions && pr.lp->points.dim == 2; }
@@ -430,7 +409,7 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
                                    const SweepPlan& plan) {
   std::vector<Corrected> out(problems.size());
   const Share mine = for_each_problem(
-      problems, plan, [&](std::size_t q, const SweepPlan& own) { out[q] = correct(problems[q], h, rows, own); });
+      problems.size(), plan, [&](std::size_t q, const SweepPlan& own) { out[q] = correct(problems[q], h, rows, own); });
   if (mine.size() == problems.size()) return out;
   for (std::size_t q = 0; q < problems.size(); ++q)
     if (q < mine.begin || q >= mine.end)
@@ -450,7 +429,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
                                std::span<const std::size_t> rows, const SweepPlan& plan) {
   const std::size_t B = grid.size();
   std::vector<double> scores(problems.size() * B, 0.0);
-  const Share mine = for_each_problem(problems, plan, [&](std::size_t q, const SweepPlan& own) {
+  const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points);

@@ -80,8 +80,9 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
                                      std::span<const std::size_t> rows, const SweepPlan& plan) {
   if (criterion == BandwidthCriterion::loo_regression) return regression_scores(problems, bandwidths, rows, plan);
   const std::size_t H = bandwidths.size(), R = rows.size();
-  std::vector<double> scores(H, 0.0);
-  for (const auto& lp : problems) {
+  std::vector<double> per_problem(problems.size() * H, 0.0);
+  const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
+    const LabelledPoints& lp = problems[q];
     const KernelPoints& x = lp.points;
     const std::size_t n = x.n;
     std::vector<std::vector<double>> offsets(H, std::vector<double>(n));
@@ -95,10 +96,10 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
       std::copy_n(v, H, log_sums.begin() + static_cast<std::ptrdiff_t>(j * H));
     };
     if (R == n) {
-      sweep(x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish));
+      sweep(x, own, LogKernelSums(*own.kernels, offsets, inv_h, finish));
     } else {
       const RowSubset subset = row_subset(lp, rows);
-      sweep(subset.points, x, plan, LogKernelSums(*plan.kernels, offsets, inv_h, finish, subset.self));
+      sweep(subset.points, x, own, LogKernelSums(*own.kernels, offsets, inv_h, finish, subset.self));
     }
     std::vector<double> column(R);
     const double log_norm = std::log(static_cast<double>(n - 1));
@@ -106,9 +107,14 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
       for (std::size_t j = 0; j < R; ++j) column[j] = log_sums[j * H + b];
       double score = accurate_sum(column) / static_cast<double>(R) - log_norm;
       if (criterion == BandwidthCriterion::reference) score -= std::log(bandwidths[b]);
-      scores[b] += score;
+      per_problem[q * H + b] = score;
     }
-  }
+  });
+  if (mine.size() != problems.size()) combine_shares(plan.communicator, per_problem);
+  // Summed over the problems in their order, whatever the split.
+  std::vector<double> scores(H, 0.0);
+  for (std::size_t q = 0; q < problems.size(); ++q)
+    for (std::size_t b = 0; b < H; ++b) scores[b] += per_problem[q * H + b];
   return scores;
 }
 
@@ -286,17 +292,25 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1, true));
   Result r = detail::start_result(options, in);
   const double weight = detail::problem_weight(options.type);
-  for (const auto& lp : in.problems) {
-    double v = 0;
+  const std::size_t count = in.problems.size();
+  std::vector<double> value(count, 0.0), excluded(count, 0.0);
+  const detail::Share mine = detail::for_each_problem(count, in.plan, [&](std::size_t q, const detail::SweepPlan& own) {
     if (options.form == KdeForm::debiased) {
-      const detail::DebiasedMean m = detail::debiased_mean_error(lp, r.bandwidth, in.plan);
-      v = weight * m.value;
-      r.excluded_rows += m.excluded_rows;
+      const detail::DebiasedMean m = detail::debiased_mean_error(in.problems[q], r.bandwidth, own);
+      value[q] = weight * m.value;
+      excluded[q] = static_cast<double>(m.excluded_rows);
     } else {
-      v = weight * detail::mean_error(lp, r.bandwidth, options.p, in.plan);
+      value[q] = weight * detail::mean_error(in.problems[q], r.bandwidth, options.p, own);
     }
-    if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
-    r.ce_pow_p += v;
+  });
+  if (mine.size() != count) {
+    detail::combine_shares(in.plan.communicator, value);
+    detail::combine_shares(in.plan.communicator, excluded);
+  }
+  for (std::size_t q = 0; q < count; ++q) {  // in the problems' order, whatever the split
+    if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(value[q]);
+    r.ce_pow_p += value[q];
+    r.excluded_rows += static_cast<std::size_t>(excluded[q]);
   }
   r.ce = detail::root_of(r.ce_pow_p, options.p);
   detail::warn_of_float_rounding(in, r);

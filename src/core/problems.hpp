@@ -42,4 +42,28 @@ void check_type_applies(CalibrationType type, std::size_t k);
 /// What each problem's mean per-row error is multiplied by before summing over problems.
 double problem_weight(CalibrationType type);
 
+/// At least this many problems per thread before problems are spread over the threads one per task.
+inline constexpr std::size_t kProblemsPerThread = 4;
+
+/// Calls each(q, plan_q) for every problem q < count. Many problems (marginal: K of them) are spread over
+/// the threads, one problem per task, each swept on one thread (plan_q): the per-problem steps that do not
+/// split by rows (the score tree's sort and moments) then run in parallel too; split across ranks, each
+/// rank takes its share of the problems. Few problems go one after another, each swept on all threads and
+/// ranks. Returns the problems this rank computed: every problem unless they were split across ranks
+/// (then the caller combines the results, zero where another rank computed them).
+template <class Each>
+Share for_each_problem(std::size_t count, const SweepPlan& plan, Each each) {
+  const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
+  if (count < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
+    for (std::size_t q = 0; q < count; ++q) each(q, plan);
+    return {0, count};
+  }
+  SweepPlan serial = plan;
+  serial.threads = 1;
+  serial.communicator = nullptr;
+  const Share mine = share_of(count, plan.communicator);
+  parallel_for(mine.size(), plan.threads, [&](std::size_t own, int) { each(mine.begin + own, serial); }, plan.control);
+  return mine;
+}
+
 }  // namespace ecekde::detail
