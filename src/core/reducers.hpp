@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -160,9 +161,10 @@ class LogKernelSums {
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
     const std::size_t H = inv_h_.size(), R = rows.n;
     const ScoreTree tree(centres);
+    const std::vector<std::uint32_t> order = tree.row_order(rows, self_);
     std::vector<double> log_sums(R * H), scale(R), sums(R);
     for (std::size_t b = 0; b < H; ++b) {
-      tree.sums(rows, self_, {offsets_[b], inv_h_[b], 1, {}, 0}, plan, scale, sums);
+      tree.sums(rows, self_, {offsets_[b], inv_h_[b], 1, {}, 0}, plan, scale, sums, order);
       for (std::size_t j = 0; j < R; ++j) log_sums[j * H + b] = scale[j] + std::log(sums[j]);
     }
     for (std::size_t j = 0; j < R; ++j) finish_(j, log_sums.data() + j * H);

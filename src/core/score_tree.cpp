@@ -137,10 +137,10 @@ std::uint32_t ScoreTree::split_point(std::uint32_t begin, std::uint32_t end) con
   const std::uint32_t middle = begin + count / 2;
   std::uint32_t best = middle;
   double best_cost = std::numeric_limits<double>::infinity();
+  const auto off = [&](std::uint32_t at) { return at > middle ? at - middle : middle - at; };
   for (std::uint32_t k = begin + least; k + least <= end; ++k) {
     const double cost = static_cast<double>(k - begin) * (sr_[k - 1] - sr_[begin]) +
                         static_cast<double>(end - k) * (sr_[end - 1] - sr_[k]);
-    const auto off = [&](std::uint32_t at) { return at > middle ? at - middle : middle - at; };
     if (cost < best_cost || (cost == best_cost && off(k) < off(best))) {
       best_cost = cost;
       best = k;
