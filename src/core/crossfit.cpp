@@ -151,8 +151,9 @@ Problem make_problem(const LabelledPoints& lp) {
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
 // share and the pilots are combined), stopped by `control` between Newton steps.
-void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size_t>& fold_of_input,
-                    std::size_t folds, int threads, const RunControl* control, Communicator* comm = nullptr) {
+void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
+                    const std::vector<std::size_t>& fold_of_input, std::size_t folds, int threads,
+                    const RunControl* control, Communicator* comm = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n;
   cache_rows(design, n, kMaxCachedDesign);
@@ -163,7 +164,7 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
   auto fit = [&](std::size_t f, std::span<const double> start) {
     return train[f].empty() ? std::vector<double>(design.parameters(), 0.0)
-                            : fit_logit(design, pr.labels, train[f], kPilotPenalty, control, start);
+                            : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start);
   };
   // Fold 0 is fitted first (on every rank), and the other folds start from its solution: their training
   // rows overlap by about 3/4, so Newton needs a few steps from there instead of about ten from the
@@ -176,13 +177,15 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const std::vector<std::size
         const std::size_t f = mine.begin + own_fold;
         if (held_out[f].empty()) return;
         const std::vector<double> theta = f == 0 ? first : fit(f, first);
-        std::vector<double> prob(design.L);
-        for (std::size_t j : held_out[f]) {
-          predict_logit(design, theta, j, prob.data());
+        std::vector<double> prob(held_out[f].size() * design.L);
+        predict_logit(design, theta, held_out[f], prob.data());
+        for (std::size_t i = 0; i < held_out[f].size(); ++i) {
+          const std::size_t j = held_out[f][i];
           if (pr.depth == 1) {
-            pr.pilot[j] = prob[1];
+            pr.pilot[j] = prob[i * 2 + 1];
           } else {
-            std::copy_n(prob.begin(), pr.depth, pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+            std::copy_n(prob.begin() + static_cast<std::ptrdiff_t>(i * design.L), pr.depth,
+                        pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
           }
         }
       },
@@ -531,7 +534,8 @@ std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<
                                     std::size_t fold_count, const SweepPlan& plan) {
   std::vector<Problem> problems{make_problem(lp)};
   WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
-  crossfit_pilot(problems[0], beta_design(lp), folds, fold_count, plan.threads, plan.control, plan.communicator);
+  crossfit_pilot(problems[0], beta_design(lp), *plan.kernels, folds, fold_count, plan.threads, plan.control,
+                 plan.communicator);
   WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
   std::vector<double> out(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = problems[0].pilot[j];
@@ -564,8 +568,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), folds, options.folds, in.plan.threads,
-                   in.plan.control, in.plan.communicator);
+    crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), *in.plan.kernels, folds,
+                   options.folds, in.plan.threads, in.plan.control, in.plan.communicator);
   } else {
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
     // the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
@@ -580,7 +584,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
           Problem& pr = problems[mine.begin + own];
-          crossfit_pilot(pr, beta_design(*pr.lp), folds, options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
+          crossfit_pilot(pr, beta_design(*pr.lp), *in.plan.kernels, folds, options.folds, 1, in.plan.control,
+                         by_problem ? nullptr : comm);
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },
         in.plan.control);

@@ -36,6 +36,13 @@ struct TileKernels {
   /// Sum of x[0, n) in a fixed order (eight interleaved partial sums, then combined).
   double (*sum)(const double* x, std::size_t n);
 
+  /// The logistic terms of margins s[0, n): returns the sum over c of min(softplus(s[c]), cap), where
+  /// softplus(s) = log(1 + e^s) (eight interleaved partial sums, then combined), and writes
+  /// sigmoid[c] = 1 / (1 + e^-s[c]). Each within 4 ulp; margins below -700 give 0 for both (as exp_shifted
+  /// flushes: the true values are below 1e-304); NaN passes. The pilots' logistic fits (logit_fit.cpp)
+  /// spend their time here.
+  double (*softplus_sigmoid)(const double* s, double* sigmoid, std::size_t n, double cap);
+
   /// x[c] *= a for c < n.
   void (*scale)(double* x, std::size_t n, double a);
 

@@ -14,6 +14,8 @@ class RunControl;
 
 namespace ecekde::detail {
 
+struct TileKernels;
+
 /// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases), P_j = softmax(z_j), over
 /// L classes and D shared features. `row(j, offset, x)` writes row j's L offsets and L x D features.
 struct LogitDesign {
@@ -38,13 +40,14 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
 /// a backtracking line search, from `start` (empty: theta = 0, the offsets themselves) until the Newton
-/// decrement reaches rounding. Throws Cancelled at the next Newton step once `control` is cancelled (one
+/// decrement reaches rounding. Two-class designs take their rows' exp and log1p from `kernels`. Throws Cancelled at the next Newton step once `control` is cancelled (one
 /// step at K = 1,000 is a pass over a (K + D)^2 Hessian per row).
-std::vector<double> fit_logit(const LogitDesign& design, std::span<const int> labels,
+std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const int> labels,
                               std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr,
                               std::span<const double> start = {});
 
-/// Writes P_j (L values) of row j under theta into out.
-void predict_logit(const LogitDesign& design, std::span<const double> theta, std::size_t j, double* out);
+/// Writes P_j (L values) under theta of each row j = rows[i] into out[i L, (i + 1) L).
+void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,
+                   double* out);
 
 }  // namespace ecekde::detail

@@ -10,6 +10,7 @@
 
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
+#include "core/kernels.hpp"
 #include "core/logit_fit.hpp"
 #include "core/reducers.hpp"
 #include "ecekde/estimate.hpp"
@@ -417,20 +418,25 @@ TEST(Crossfit, PilotFitsStopAtTheNextNewtonStep) {
     labels[j] = j % 7 > 3 ? 1 : 0;
   }
   ecekde::RunControl control;
-  const std::vector<double> theta = ecekde::detail::fit_logit(design, labels, rows, 1e-3, &control);
+  const auto& kern = ecekde::detail::tile_kernels();
+  const std::vector<double> theta = ecekde::detail::fit_logit(design, kern, labels, rows, 1e-3, &control);
   EXPECT_GT(theta[0], 1.0);  // learns that larger x means label 1
   control.cancel();
-  EXPECT_THROW(ecekde::detail::fit_logit(design, labels, rows, 1e-3, &control), ecekde::Cancelled);
+  EXPECT_THROW(ecekde::detail::fit_logit(design, kern, labels, rows, 1e-3, &control), ecekde::Cancelled);
 }
 
 // The pilot's fit against its optimality condition, written out plainly: at the returned theta the
 // penalised objective's gradient (1/m) sum_j (P_j - e_{y_j}) . x_j + lambda theta vanishes. Two classes
 // (the logistic shortcut, with 3 features and with the 6 of the one-dimensional pilot, which take a path
-// of their own), three classes and class biases (the softmax path), each with the design's rows from
-// row() and from the cached table (bitwise the same fit).
+// of their own; 300 rows, so that its chunks of 256 and the kernels' scalar tails run), three classes and
+// class biases (the softmax path), each with the design's rows from row() and from the cached table
+// (bitwise the same fit), in every kernel variant this CPU runs.
 TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
+  for (const char* isa : {"baseline", "avx2", "avx512"})
   for (const auto& [L, bias, D] : {std::tuple<std::size_t, bool, std::size_t>{2, false, 3},
                                    {2, false, 6}, {3, false, 3}, {2, true, 3}}) {
+    if (!ecekde::detail::kernel_variant_supported(isa)) continue;
+    const auto& kern = ecekde::detail::tile_kernels_for(isa);
     ecekde::detail::LogitDesign design;
     design.L = L;
     design.D = D;
@@ -449,7 +455,7 @@ TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
       if (j % 5 != 2) rows.push_back(j);
     }
     const double lambda = 1e-3;
-    const std::vector<double> theta = ecekde::detail::fit_logit(design, labels, rows, lambda);
+    const std::vector<double> theta = ecekde::detail::fit_logit(design, kern, labels, rows, lambda);
     std::vector<double> grad(design.parameters(), 0.0), offset(L), x(L * D), z(L);
     for (std::size_t j : rows) {
       design.row(j, offset.data(), x.data());
@@ -468,10 +474,10 @@ TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
     }
     for (std::size_t a = 0; a < grad.size(); ++a)
       EXPECT_NEAR(grad[a] / static_cast<double>(rows.size()) + lambda * theta[a], 0.0, 1e-12)
-          << "L = " << L << ", D = " << D << ", class biases " << bias << ", parameter " << a;
+          << isa << ": L = " << L << ", D = " << D << ", class biases " << bias << ", parameter " << a;
     ecekde::detail::cache_rows(design, n, n * design.row_size());
     ASSERT_TRUE(design.table);
-    EXPECT_EQ(ecekde::detail::fit_logit(design, labels, rows, lambda), theta);
+    EXPECT_EQ(ecekde::detail::fit_logit(design, kern, labels, rows, lambda), theta);
   }
 }
 

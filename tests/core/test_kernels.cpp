@@ -61,6 +61,54 @@ TEST(Kernels, ExpFlushesOverflowsAndPropagatesNan) {
   }
 }
 
+// softplus_sigmoid (the pilot fits' logistic terms) against softplus and sigmoid in long double, over
+// margins from -800 to 800 and near 0, in odd-sized chunks (vector bodies and scalar tails): each value
+// within 4 ulp (2.3 ulp seen), or 0 below -700 as exp flushes; the chunks' sums of capped terms within
+// rounding of the plain sum; the cap taken above it, and NaN passed on.
+TEST(Kernels, SoftplusAndSigmoidWithinFourUlp) {
+  ecekde::Rng rng(8);
+  std::vector<double> s;
+  for (int i = 0; i < 100000; ++i) s.push_back(-800 + 1600 * rng.uniform());
+  for (int i = 0; i < 100000; ++i) s.push_back((rng.uniform() - 0.5) * std::pow(10.0, -12 + 14 * rng.uniform()));
+  for (double v : {0.0, -0.0, 1e-300, -1e-300, 700.0, -700.0, 710.0, -710.0, 1e300, -1e300}) s.push_back(v);
+  const double cap = 708.0;
+  for (const TileKernels* kern : variants()) {
+    std::vector<double> sigmoid(s.size());
+    double total = 0;
+    for (std::size_t i = 0; i < s.size(); i += 13) {
+      const std::size_t m = std::min<std::size_t>(13, s.size() - i);
+      total += kern->softplus_sigmoid(s.data() + i, sigmoid.data() + i, m, cap);
+    }
+    long double plain = 0;
+    double worst_softplus = 0, worst_sigmoid = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const long double x = s[i], softplus = std::max(x, 0.0L) + std::log1p(std::exp(-std::fabs(x)));
+      const long double expected_sigmoid = 1 / (1 + std::exp(-x));
+      plain += std::min(softplus, static_cast<long double>(cap));
+      // one value's softplus from a full vector of it (eight equal lanes sum to 8 times it exactly)
+      std::vector<double> eight(8, s[i]), eight_sigmoid(8);
+      const double alone = kern->softplus_sigmoid(eight.data(), eight_sigmoid.data(), 8, 1e308) / 8;
+      if (s[i] < -700) {  // flushed, as exp is: the true values are below 1e-304
+        EXPECT_EQ(alone, 0.0) << kern->isa << " s = " << s[i];
+        EXPECT_EQ(sigmoid[i], 0.0) << kern->isa << " s = " << s[i];
+        continue;
+      }
+      worst_softplus = std::max(worst_softplus, static_cast<double>(std::fabs(alone - softplus) / softplus));
+      worst_sigmoid = std::max(worst_sigmoid, static_cast<double>(std::fabs(sigmoid[i] - expected_sigmoid) / expected_sigmoid));
+    }
+    EXPECT_LE(worst_softplus, 4 * std::numeric_limits<double>::epsilon()) << kern->isa;
+    EXPECT_LE(worst_sigmoid, 4 * std::numeric_limits<double>::epsilon()) << kern->isa;
+    EXPECT_NEAR(total, static_cast<double>(plain), 1e-13 * static_cast<double>(plain)) << kern->isa;
+    // the vector body and the scalar tail alike: 1e300 is capped, NaN passes to both outputs
+    std::vector<double> special(17, 1e300), out(17);
+    special[3] = special[16] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_TRUE(std::isnan(kern->softplus_sigmoid(special.data(), out.data(), 17, cap))) << kern->isa;
+    EXPECT_TRUE(std::isnan(out[3]) && std::isnan(out[16])) << kern->isa;
+    EXPECT_EQ(kern->softplus_sigmoid(special.data(), out.data(), 3, cap), 3 * cap) << kern->isa;
+    EXPECT_EQ(out[0], 1.0) << kern->isa;
+  }
+}
+
 // The float path's exp (exp_shifted_float) against std::exp, over the range where weights are kept, in
 // odd-sized chunks (vector bodies and scalar tails).
 TEST(Kernels, FloatExpWithinTwoUlpAndFlushedBelowMinus80) {
