@@ -253,17 +253,17 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
   return d;
 }
 
-// The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the given
-// input rows (all rows in sorted order when `rows` is empty), with each row's effective number of
-// neighbours N = (sum w)^2 / sum w^2. Each component's correction delta is kept only where it exceeds its
-// own noise level s = sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny
-// probability, thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable
-// (docs/validation.md, Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to
-// -10%). Above it, delta shrinks to delta - s^2 / delta (a garrote): continuous at s, so a correction
-// barely above the noise is small and rarely flips that sign, and a real one loses only O(1/N). The soft
-// threshold delta - s biased g towards the pilot by O(N^-1/2), the order of the standard error: with few
-// distinct predictions, where the pilot cannot follow the cells, p = 2 intervals covered 72-88%; a hard
-// threshold (delta kept whole) cost CE_1 instead (docs/validation.md, 7.8).
+// The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the evaluated rows
+// of its CorrectionInputs (every row, in sorted order, unless a subset), with each row's effective number of
+// neighbours N = (sum w)^2 / sum w^2. Each component's correction delta is kept only where it exceeds its own
+// noise level s = sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny probability,
+// thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable (docs/validation.md,
+// Section 7: this took the bias of CE_1 on an imbalanced K = 10 model from -17% to -10%). Above it, delta
+// shrinks to delta - s^2 / delta (a garrote): continuous at s, so a correction barely above the noise is
+// small and rarely flips that sign, and a real one loses only O(1/N). The soft threshold delta - s biased g
+// towards the pilot by O(N^-1/2), the order of the standard error: with few distinct predictions, where the
+// pilot cannot follow the cells, p = 2 intervals covered 72-88%; a hard threshold (delta kept whole) cost
+// CE_1 instead (docs/validation.md, 7.8).
 struct Corrected {
   std::vector<double> g, neighbours;
   std::vector<std::size_t> self;  // sorted position of each evaluated row
@@ -311,24 +311,33 @@ double corrected_row(const Problem& pr, std::size_t j, double den, double square
   return neighbours;
 }
 
-Corrected correct(const Problem& pr, double h, std::span<const std::size_t> rows, const SweepPlan& plan,
+// What correct() reads of a problem at every bandwidth: the centres' residuals, and the evaluated rows
+// with their points when they are a subset (empty: every row). Formed once for a grid of bandwidths.
+struct CorrectionInputs {
+  std::vector<double> residuals;
+  RowSubset subset;
+};
+
+CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows) {
+  return {residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows)};
+}
+
+Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan,
                   const ScoreTree* tree = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
   lp.points.centre_offsets(h, offsets);
-  const std::vector<double> residuals = residuals_of(pr);
-  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  Corrected out = evaluated(pr, subset.self);
+  Corrected out = evaluated(pr, in.subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
     double* g = out.g.data() + q * depth;
     out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
   };
-  if (rows.empty()) {
-    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish, {}, tree));
+  if (in.subset.self.empty()) {
+    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree));
   } else {
-    sweep(subset.points, lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, finish, subset.self, tree));
+    sweep(in.subset.points, lp.points, plan,
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, tree));
   }
   return out;
 }
@@ -412,7 +421,8 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
                                    const SweepPlan& plan) {
   std::vector<Corrected> out(problems.size());
   const Share mine = for_each_problem(
-      problems.size(), plan, [&](std::size_t q, const SweepPlan& own) { out[q] = correct(problems[q], h, rows, own); });
+      problems.size(), plan,
+      [&](std::size_t q, const SweepPlan& own) { out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own); });
   if (mine.size() == problems.size()) return out;
   for (std::size_t q = 0; q < problems.size(); ++q)
     if (q < mine.begin || q >= mine.end)
@@ -426,8 +436,8 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
 
 // The mean leave-one-out Brier score of every problem's corrections at every bandwidth of `grid`, over the
 // input rows `rows` (all when empty): scores[q * grid.size() + b], each bitwise brier(correct(...)). Each
-// problem is swept at every bandwidth in turn, so that its score tree is built once (at K = 1,000,
-// n = 50,000 the trees' sorting and building were a tenth of a marginal estimate).
+// problem is swept at every bandwidth in turn, so that its score tree and its correction inputs are built
+// once (at K = 1,000, n = 50,000 the trees' sorting and building were a tenth of a marginal estimate).
 std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
                                std::span<const std::size_t> rows, const SweepPlan& plan) {
   const std::size_t B = grid.size();
@@ -436,8 +446,8 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points);
-    for (std::size_t b = 0; b < B; ++b)
-      scores[q * B + b] = brier(pr, correct(pr, grid[b], rows, own, tree ? &*tree : nullptr));
+    const CorrectionInputs in = correction_inputs(pr, rows);
+    for (std::size_t b = 0; b < B; ++b) scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own, tree ? &*tree : nullptr));
   });
   if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);
   return scores;
