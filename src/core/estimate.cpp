@@ -213,7 +213,7 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
   check_same_input(out.plan.communicator,
                    std::vector<double>{static_cast<double>(out.pred.n), static_cast<double>(out.pred.k),
                                        static_cast<double>(type), checksum(out.pred.f, out.pred.y)});
-  out.problems = make_problems(out.pred, type);
+  out.problems = make_problems(out.pred, type, out.plan.threads);
   return out;
 }
 

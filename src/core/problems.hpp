@@ -33,8 +33,9 @@ struct LabelledPoints {
 /// The column of row j's largest probability; ties go to the lowest index.
 std::size_t top_index(const CheckedPredictions& pred, std::size_t j);
 
-/// The problems of `type` on validated predictions, in a fixed order (marginal: class 0, 1, ...).
-std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, CalibrationType type);
+/// The problems of `type` on validated predictions, in a fixed order (marginal: class 0, 1, ...), formed
+/// on `threads` (marginal's classes; the problems do not depend on the count).
+std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, CalibrationType type, int threads = 1);
 
 /// Checks that `type` applies to predictions with k columns.
 void check_type_applies(CalibrationType type, std::size_t k);

@@ -343,14 +343,16 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
             for (std::size_t g = 0; g < G; ++g) {
               const double sum = acc[g * columns];
               if (holds(nd, g) || !(sum > 0)) return false;
-              // Below e^-700 the bound is raised to e^-700, which keeps it a bound and std::exp on its fast
-              // path. The exponential is only taken where the bound can pass: sum < 2^(logb(sum) + 1).
+              // Below e^-700 the bound is raised to e^-700, which keeps it a bound (the kernels' exp flushes
+              // below). The exponentials are only taken once every row's bound can pass: sum < 2^(logb(sum) + 1).
               const double top = drop_base[id] + std::max(tau[g] * nd.s_lo, tau[g] * nd.s_hi) +
                                  std::max(ups[g] * nd.g_lo, ups[g] * nd.g_hi);
               if (!(top - m[g] <= log_share + (binary_exponent(sum) + 1) * std::numbers::ln2)) return false;
-              bound[g] = std::exp(std::max(top - m[g], -700.0));
-              if (!(dropped[g] + bound[g] <= kDroppedShare * sum)) return false;
+              bound[g] = std::max(top - m[g], -700.0);
             }
+            kern.exp_shifted(bound.data(), G, 0);
+            for (std::size_t g = 0; g < G; ++g)
+              if (!(dropped[g] + bound[g] <= kDroppedShare * acc[g * columns])) return false;
             for (std::size_t g = 0; g < G; ++g) dropped[g] += bound[g];
             return true;
           };
