@@ -311,15 +311,19 @@ double corrected_row(const Problem& pr, std::size_t j, double den, double square
   return neighbours;
 }
 
-// What correct() reads of a problem at every bandwidth: the centres' residuals, and the evaluated rows
-// with their points when they are a subset (empty: every row). Formed once for a grid of bandwidths.
+// What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
+// their points when they are a subset (empty: every row), and with a score tree, the rows in the order it
+// walks them. Formed once for a grid of bandwidths.
 struct CorrectionInputs {
   std::vector<double> residuals;
   RowSubset subset;
+  std::vector<std::uint32_t> order;
 };
 
-CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows) {
-  return {residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows)};
+CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows, const ScoreTree* tree = nullptr) {
+  CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), {}};
+  if (tree) in.order = tree->row_order(rows.empty() ? pr.lp->points : in.subset.points, in.subset.self);
+  return in;
 }
 
 Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan,
@@ -334,10 +338,10 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
     out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
   };
   if (in.subset.self.empty()) {
-    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree));
+    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree, in.order));
   } else {
     sweep(in.subset.points, lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, tree));
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, tree, in.order));
   }
   return out;
 }
@@ -446,7 +450,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points);
-    const CorrectionInputs in = correction_inputs(pr, rows);
+    const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
     for (std::size_t b = 0; b < B; ++b) scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own, tree ? &*tree : nullptr));
   });
   if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);

@@ -200,11 +200,13 @@ inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, st
 template <class Finish>
 class PayloadSums {
  public:
-  /// `tree`: the centres' score tree, when the caller keeps one for several bandwidths (else built here).
+  /// `tree`: the centres' score tree, when the caller keeps one for several bandwidths (else built here);
+  /// `order`: that tree's row_order(rows, self), when the caller keeps it too (else formed here).
   PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> payload,
-              std::size_t depth, Finish finish, std::span<const std::size_t> self = {}, const ScoreTree* tree = nullptr)
+              std::size_t depth, Finish finish, std::span<const std::size_t> self = {}, const ScoreTree* tree = nullptr,
+              std::span<const std::uint32_t> order = {})
       : kern_(kern), offsets_(offsets), inv_h_(inv_h), payload_(payload), depth_(depth), finish_(std::move(finish)),
-        self_(self), tree_(tree) {}
+        self_(self), tree_(tree), order_(order) {}
 
   /// Relative cost of a pair, for progress: an exponential, and a multiply-add per payload value (about a tenth of one).
   double work_per_pair() const { return 1 + 0.1 * static_cast<double>(depth_); }
@@ -285,7 +287,9 @@ class PayloadSums {
     std::optional<ScoreTree> own_tree;
     const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres);
     ECEKDE_ASSERT(tree.size() == centres.n);
-    const std::vector<std::uint32_t> order = tree.row_order(rows, self_);
+    std::vector<std::uint32_t> own_order;
+    if (order_.empty()) own_order = tree.row_order(rows, self_);
+    const std::span<const std::uint32_t> order = order_.empty() ? std::span<const std::uint32_t>(own_order) : order_;
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
     tree.sums(rows, self_, {offsets_, inv_h_, 1, payload_, depth_, half}, plan, scale, sums, order);
@@ -305,6 +309,7 @@ class PayloadSums {
   Finish finish_;
   std::span<const std::size_t> self_;
   const ScoreTree* tree_;
+  std::span<const std::uint32_t> order_;
 };
 
 /// Several reducers of one kind in one sweep (the crossfit's candidate bandwidths): each tile's dot
