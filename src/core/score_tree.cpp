@@ -199,7 +199,11 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   // Per node, A + log M_00: the drop test's bound less the row's part (added in the test's order).
   std::vector<double> drop_base(nodes_.size());
   std::vector<double> terms(kLeaf * kTerms), payloads(2 * columns * kLeaf), moved(2 * columns * kTerms);
-  std::vector<double> shift(kTerms * kTerms, 0.0);  // shift[k * kTerms + a] = factor ds^(a-k) / (a-k)!, a >= k
+  // The shift's matrix, entry (k, a) = factor ds^(a-k) / (a-k)! for a >= k and 0 below, is Toeplitz: with
+  // the child's moments in reverse order of k (row k' = kTerms - 1 - k), entry (k', a) is
+  // shift[k' + a] for shift = kTerms - 1 zeros and then the powers, a matrix read with a row stride of 1.
+  std::vector<double> shift(2 * kTerms - 1, 0.0);
+  double* const powers_of_ds = shift.data() + kTerms - 1;
   std::array<double, kLeaf> d{};
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
@@ -230,20 +234,24 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         const auto ch = static_cast<std::size_t>(child);
         const Node& cn = nodes_[ch];
         const double ds = mid(cn.s_lo, cn.s_hi) - s0, dg = mid(cn.g_lo, cn.g_hi) - g0;
-        shift[0] = std::exp(mom.scale[ch] - A);
-        for (std::size_t t = 1; t < kTerms; ++t) shift[t] = shift[t - 1] * ds * kInverse[t];
-        for (std::size_t k = 1; k < kTerms; ++k) std::copy_n(shift.begin(), kTerms - k, shift.begin() + k * kTerms + k);
+        powers_of_ds[0] = std::exp(mom.scale[ch] - A);
+        for (std::size_t t = 1; t < kTerms; ++t) powers_of_ds[t] = powers_of_ds[t - 1] * ds * kInverse[t];
         // The sigma series moves as its own plus dg times the score series: (sigma - g0) = (sigma - g1) + dg.
+        // Both go in reverse order of k.
         for (std::size_t l = 0; l < columns; ++l) {
           const double* C = mom.at(ch, l);
-          std::copy_n(C, kTerms, moved.begin() + 2 * l * kTerms);
-          for (std::size_t k = 0; k < kTerms; ++k) moved[(2 * l + 1) * kTerms + k] = C[kTerms + k] + C[k] * dg;
+          double *score = moved.data() + 2 * l * kTerms + kTerms - 1, *sigma = score + kTerms;
+          for (std::size_t k = 0; k < kTerms; ++k) {
+            score[-static_cast<std::ptrdiff_t>(k)] = C[k];
+            sigma[-static_cast<std::ptrdiff_t>(k)] = C[kTerms + k] + C[k] * dg;
+          }
         }
-        // The matrix is upper triangular: output a takes k <= a only, so the outputs go in blocks of 8, each
-        // with the k below its end (the zeros left out add nothing: the sums are the same).
+        // The matrix is upper triangular: output a takes k <= a only (k' >= kTerms - 1 - a), so the outputs
+        // go in blocks of 8, each with the k' from its last output's first on (the zeros still inside a block
+        // add nothing).
         for (std::size_t a0 = 0; a0 < kTerms; a0 += 8) {
-          const std::size_t width = std::min<std::size_t>(8, kTerms - a0);
-          kern.dot_add(moved.data(), kTerms, shift.data() + a0, kTerms, 2 * columns, width, a0 + width,
+          const std::size_t width = std::min<std::size_t>(8, kTerms - a0), first = kTerms - a0 - width;
+          kern.dot_add(moved.data() + first, kTerms, shift.data() + first + a0, 1, 2 * columns, width, a0 + width,
                        mom.at(id, 0) + a0, kTerms);
         }
       }

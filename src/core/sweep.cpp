@@ -1,6 +1,7 @@
 #include "core/sweep.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "core/messages.hpp"
 #include "ecekde/estimate.hpp"
@@ -25,6 +26,9 @@ KernelPoints KernelPoints::from_rows(const double* x, std::size_t n, std::size_t
 void KernelPoints::centre_offsets(double h, std::span<double> out) const {
   ECEKDE_ASSERT(out.size() == n);
   const double inv_h = 1 / h;
+  // The points sum to 1 to rounding, so the alphas' total takes few values (1 / h + dim and its neighbours
+  // in the last bits): its lgamma is taken again only when it changes from the previous centre's.
+  double last_total = std::numeric_limits<double>::quiet_NaN(), lgamma_total = 0;
   for (std::size_t i = 0; i < n; ++i) {
     double total = 0, log_norm = 0;
     for (std::size_t k = 0; k < dim; ++k) {
@@ -32,7 +36,8 @@ void KernelPoints::centre_offsets(double h, std::span<double> out) const {
       total += alpha;
       log_norm -= std::lgamma(alpha);
     }
-    out[i] = log_norm + std::lgamma(total);
+    if (!(total == last_total)) lgamma_total = std::lgamma(last_total = total);
+    out[i] = log_norm + lgamma_total;
   }
 }
 
