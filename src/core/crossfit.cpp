@@ -320,7 +320,8 @@ struct CorrectionInputs {
   std::vector<std::uint32_t> order;
 };
 
-CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows, const ScoreTree* tree = nullptr) {
+CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows,
+                                   const ScoreTree* tree = nullptr) {
   CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), {}};
   if (tree) in.order = tree->row_order(rows.empty() ? pr.lp->points : in.subset.points, in.subset.self);
   return in;
@@ -338,7 +339,8 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
     out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
   };
   if (in.subset.self.empty()) {
-    sweep(lp.points, plan, PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree, in.order));
+    sweep(lp.points, plan,
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree, in.order));
   } else {
     sweep(in.subset.points, lp.points, plan,
           PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, tree, in.order));
@@ -425,8 +427,9 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
                                    const SweepPlan& plan) {
   std::vector<Corrected> out(problems.size());
   const Share mine = for_each_problem(
-      problems.size(), plan,
-      [&](std::size_t q, const SweepPlan& own) { out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own); });
+      problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
+        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own);
+      });
   if (mine.size() == problems.size()) return out;
   for (std::size_t q = 0; q < problems.size(); ++q)
     if (q < mine.begin || q >= mine.end)
@@ -451,7 +454,8 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points);
     const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
-    for (std::size_t b = 0; b < B; ++b) scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own, tree ? &*tree : nullptr));
+    for (std::size_t b = 0; b < B; ++b)
+      scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own, tree ? &*tree : nullptr));
   });
   if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);
   return scores;

@@ -470,8 +470,8 @@ void label_scatter(const double* wt, std::size_t cols, const std::uint16_t* labe
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum, softplus_sigmoid, scale,
-                     row_dots,
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum,
+                     softplus_sigmoid, scale, row_dots,
                      label_scatter, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }
 

@@ -40,8 +40,9 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
 /// a backtracking line search, from `start` (empty: theta = 0, the offsets themselves) until the Newton
-/// decrement reaches rounding. Two-class designs take their rows' exp and log1p from `kernels`. Throws Cancelled at the next Newton step once `control` is cancelled (one
-/// step at K = 1,000 is a pass over a (K + D)^2 Hessian per row).
+/// decrement reaches rounding. Two-class designs take their rows' exp and log1p from `kernels`. Throws
+/// Cancelled at the next Newton step once `control` is cancelled (one step at K = 1,000 is a pass over a
+/// (K + D)^2 Hessian per row).
 std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const int> labels,
                               std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr,
                               std::span<const double> start = {});
