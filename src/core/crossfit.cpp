@@ -177,15 +177,21 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
         const std::size_t f = mine.begin + own_fold;
         if (held_out[f].empty()) return;
         const std::vector<double> theta = f == 0 ? first : fit(f, first);
-        std::vector<double> prob(held_out[f].size() * design.L);
-        predict_logit(design, theta, held_out[f], prob.data());
-        for (std::size_t i = 0; i < held_out[f].size(); ++i) {
-          const std::size_t j = held_out[f][i];
-          if (pr.depth == 1) {
-            pr.pilot[j] = prob[i * 2 + 1];
-          } else {
-            std::copy_n(prob.begin() + static_cast<std::ptrdiff_t>(i * design.L), pr.depth,
-                        pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+        // Predicted in chunks, so that the probabilities in flight stay small at K = 1,000.
+        constexpr std::size_t kChunk = 256;
+        const std::span<const std::size_t> rows = held_out[f];
+        std::vector<double> prob(std::min(kChunk, rows.size()) * design.L);
+        for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
+          const std::span<const std::size_t> chunk = rows.subspan(begin, std::min(kChunk, rows.size() - begin));
+          predict_logit(design, theta, chunk, prob.data());
+          for (std::size_t i = 0; i < chunk.size(); ++i) {
+            const std::size_t j = chunk[i];
+            if (pr.depth == 1) {
+              pr.pilot[j] = prob[i * 2 + 1];
+            } else {
+              std::copy_n(prob.begin() + static_cast<std::ptrdiff_t>(i * design.L), pr.depth,
+                          pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+            }
           }
         }
       },
