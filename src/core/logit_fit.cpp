@@ -17,6 +17,9 @@ namespace {
 // The floor of log P_j(y): the log of the smallest normal double.
 const double kLogSmallest = std::log(std::numeric_limits<double>::min());
 
+// The Newton decrement below which the full step is taken without the line search.
+constexpr double kQuadraticDecrement = 1e-12;
+
 // The feature count of the crossfit's one-dimensional pilot (Beta calibration and a 3-function spline),
 // whose fits take binary_sums()' fixed-size path.
 constexpr std::size_t kBetaFeatures = 6;
@@ -211,14 +214,18 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
     for (std::size_t a = 0; a < P; ++a) decrease += grad[a] * step[a];
     if (decrease < 1e-20) break;  // the Newton decrement: converged to rounding
     // The full step is nearly always taken, so each trial also forms its gradient and Hessian: one pass
-    // over the rows per Newton step instead of two.
+    // over the rows per Newton step instead of two. Once the decrement is tiny, the full step is in
+    // Newton's quadratic range and is taken without the line search: its decrease (about decrement / 2)
+    // can lie below the objective's rounding, where comparing values cannot see it (such fits stopped
+    // with gradients of 1e-9 instead of converging).
+    const bool quadratic = decrease < kQuadraticDecrement;
     double t = 1, next = value;
     for (int halving = 0; halving < 60; ++halving, t /= 2) {
       for (std::size_t a = 0; a < P; ++a) trial[a] = theta[a] - t * step[a];
       next = objective(design, kernels, labels, rows, lambda, trial, trial_grad.data(), trial_hess.data());
-      if (next <= value - 0.25 * t * decrease) break;
+      if (quadratic || next <= value - 0.25 * t * decrease) break;
     }
-    if (!(next < value)) break;
+    if (!(next < value) && !(quadratic && std::isfinite(next))) break;
     theta.swap(trial);
     grad.swap(trial_grad);
     hess.swap(trial_hess);
