@@ -318,23 +318,23 @@ double corrected_row(const Problem& pr, std::size_t j, double den, double square
 }
 
 // What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
-// their points when they are a subset (empty: every row), and with a score tree, the rows in the order it
-// walks them. Formed once for a grid of bandwidths.
+// their points when they are a subset (empty: every row), and the centres' score tree when the caller
+// keeps one, with the rows in the order it walks them. Formed once for a grid of bandwidths.
 struct CorrectionInputs {
   std::vector<double> residuals;
   RowSubset subset;
+  const ScoreTree* tree = nullptr;
   std::vector<std::uint32_t> order;
 };
 
 CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows,
                                    const ScoreTree* tree = nullptr) {
-  CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), {}};
+  CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), tree, {}};
   if (tree) in.order = tree->row_order(rows.empty() ? pr.lp->points : in.subset.points, in.subset.self);
   return in;
 }
 
-Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan,
-                  const ScoreTree* tree = nullptr) {
+Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
@@ -346,10 +346,11 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
   };
   if (in.subset.self.empty()) {
     sweep(lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, tree, in.order));
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, in.tree, in.order));
   } else {
     sweep(in.subset.points, lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, tree, in.order));
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, in.tree,
+                      in.order));
   }
   return out;
 }
@@ -461,7 +462,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points);
     const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
     for (std::size_t b = 0; b < B; ++b)
-      scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own, tree ? &*tree : nullptr));
+      scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own));
   });
   if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);
   return scores;
