@@ -197,6 +197,54 @@ void BM_DotPeak(benchmark::State& state) {
   state.SetLabel(kern.isa);
 }
 
+// The default estimator's payload product at large K (crossfit's canonical corrections: PayloadSums in
+// SharedDots) as one task of its sweep meets it: for each of 4 blocks of 512 centres, the tile of weights
+// of each of 9 bandwidths (128 rows x 512 centres) times the block's residuals (512 x K), added to that
+// bandwidth's row sums (K + 2 apart); one thread. And OpenBLAS on the same products (beta = 1).
+struct PayloadShape {
+  static constexpr std::size_t rows = 128, centres = 512, blocks = 4, bandwidths = 9;
+  std::size_t k;
+  std::vector<double> weights, payload, sums;
+  explicit PayloadShape(std::size_t k)
+      : k(k), weights(bandwidths * rows * centres), payload(blocks * centres * k), sums(bandwidths * rows * (k + 2)) {
+    ecekde::Rng rng(k);
+    for (double& w : weights) w = std::exp(-rng.uniform() * 5);
+    for (double& r : payload) r = rng.uniform() - 0.5;
+  }
+  template <class Product>
+  void run(benchmark::State& state, Product product) {
+    for (auto _ : state) {
+      for (std::size_t c = 0; c < blocks; ++c)
+        for (std::size_t b = 0; b < bandwidths; ++b)
+          product(weights.data() + b * rows * centres, payload.data() + c * centres * k,
+                  sums.data() + b * rows * (k + 2) + 2);
+      benchmark::DoNotOptimize(sums.data());
+    }
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * blocks * bandwidths * rows * centres * static_cast<double>(k) *
+                                                      static_cast<double>(state.iterations()) * 1e-9,
+                                                  benchmark::Counter::kIsRate);
+  }
+};
+
+void BM_PayloadProduct(benchmark::State& state) {
+  PayloadShape s(static_cast<std::size_t>(state.range(0)));
+  const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
+  s.run(state, [&](const double* w, const double* r, double* out) {
+    kern.dot_add(w, s.centres, r, s.k, s.rows, s.k, s.centres, out, s.k + 2);
+  });
+}
+
+#ifdef ECEKDE_BENCH_OPENBLAS
+void BM_OpenBlasPayloadProduct(benchmark::State& state) {
+  PayloadShape s(static_cast<std::size_t>(state.range(0)));
+  openblas_set_num_threads(1);
+  const int m = static_cast<int>(s.rows), n = static_cast<int>(s.k), depth = static_cast<int>(s.centres);
+  s.run(state, [&](const double* w, const double* r, double* out) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, depth, 1.0, w, depth, r, n, 1.0, out, n + 2);
+  });
+}
+#endif
+
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgsProduct({{8000}, {10, 100, 1000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
@@ -211,5 +259,9 @@ BENCHMARK(BM_OpenBlasDgemm)->Apply(shapes);
 BENCHMARK(BM_ClassSumsSweep)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads", "float"})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TileStage)->ArgsProduct({{kDot, kAffineMax, kExp, kClassSums, kAllStages}, {0, 1}})->ArgNames({"stage", "float"});
 BENCHMARK(BM_DotPeak);
+BENCHMARK(BM_PayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
+#ifdef ECEKDE_BENCH_OPENBLAS
+BENCHMARK(BM_OpenBlasPayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
+#endif
 
 BENCHMARK_MAIN();

@@ -191,13 +191,31 @@ TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
     }
 }
 
+// The share of a canonical problem's pairs (i != j) whose weight the sweep flushes to 0: below exp(-700)
+// of the row's largest.
+double flushed_share(const oracle::Data& d, double h) {
+  const PlainProblem pr = plain_problems(d, CalibrationType::canonical).front();
+  std::size_t flushed = 0;
+  for (std::size_t j = 0; j < d.n; ++j) {
+    std::vector<double> logw;
+    for (std::size_t i = 0; i < d.n; ++i)
+      if (i != j) logw.push_back(oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h));
+    const double top = *std::max_element(logw.begin(), logw.end());
+    flushed += static_cast<std::size_t>(std::count_if(logw.begin(), logw.end(), [&](double v) { return v - top < -700; }));
+  }
+  return static_cast<double>(flushed) / static_cast<double>(d.n * (d.n - 1));
+}
+
 // Payloads of kWidePayload values and more (the canonical residuals at K >= 64) are summed per tile as one
 // matrix product instead of row by row: canonical at K = kWidePayload + 6 against the same formula, over
 // bandwidths, p, thread counts and block sizes (1: every tile one row and one centre; 7: partial tiles).
+// At the smallest bandwidths almost every weight is flushed to 0, so the product goes over each group's
+// live centres only (PayloadSums' sparse_product); the test checks that those bandwidths are that sparse.
 TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
   const std::size_t k = ecekde::detail::kWidePayload + 6;
   const oracle::Data d = testdata::softmax_predictions(130, k, 71, 2.0, 1.6);
-  for (double h : {0.01, 0.2, 1.0})
+  ASSERT_GT(flushed_share(d, 0.0003), 0.95);
+  for (double h : {0.0003, 0.001, 0.01, 0.2, 1.0})
     for (double p : {1.0, 2.0}) {
       SCOPED_TRACE(testing::Message() << "h " << h << " p " << p);
       const ecekde::EstimateOptions plain = options(CalibrationType::canonical, h, p);
