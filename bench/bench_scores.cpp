@@ -200,24 +200,27 @@ void BM_DotPeak(benchmark::State& state) {
 // The default estimator's payload product at large K (crossfit's canonical corrections: PayloadSums in
 // SharedDots) as one task of its sweep meets it: for each of 4 blocks of 512 centres, the tile of weights
 // of each of 9 bandwidths (128 rows x 512 centres) times the block's residuals (512 x K), added to that
-// bandwidth's row sums (K + 2 apart); one thread. And OpenBLAS on the same products (beta = 1).
+// bandwidth's row sums; one thread. The residuals are stored as PayloadSums stores them, K values padded
+// with zeros to a multiple of 8 (`stride`). And OpenBLAS on the same products (beta = 1), unpadded.
 struct PayloadShape {
   static constexpr std::size_t rows = 128, centres = 512, blocks = 4, bandwidths = 9;
-  std::size_t k;
+  std::size_t k, stride;
   std::vector<double> weights, payload, sums;
   explicit PayloadShape(std::size_t k)
-      : k(k), weights(bandwidths * rows * centres), payload(blocks * centres * k), sums(bandwidths * rows * (k + 2)) {
+      : k(k), stride(ecekde::detail::payload_stride(k)), weights(bandwidths * rows * centres),
+        payload(blocks * centres * stride, 0.0), sums(bandwidths * rows * (stride + 2)) {
     ecekde::Rng rng(k);
     for (double& w : weights) w = std::exp(-rng.uniform() * 5);
-    for (double& r : payload) r = rng.uniform() - 0.5;
+    for (std::size_t i = 0; i < blocks * centres; ++i)
+      for (std::size_t l = 0; l < k; ++l) payload[i * stride + l] = rng.uniform() - 0.5;
   }
   template <class Product>
   void run(benchmark::State& state, Product product) {
     for (auto _ : state) {
       for (std::size_t c = 0; c < blocks; ++c)
         for (std::size_t b = 0; b < bandwidths; ++b)
-          product(weights.data() + b * rows * centres, payload.data() + c * centres * k,
-                  sums.data() + b * rows * (k + 2) + 2);
+          product(weights.data() + b * rows * centres, payload.data() + c * centres * stride,
+                  sums.data() + b * rows * (stride + 2) + 2);
       benchmark::DoNotOptimize(sums.data());
     }
     state.counters["GFLOPS"] = benchmark::Counter(2.0 * blocks * bandwidths * rows * centres * static_cast<double>(k) *
@@ -230,7 +233,7 @@ void BM_PayloadProduct(benchmark::State& state) {
   PayloadShape s(static_cast<std::size_t>(state.range(0)));
   const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
   s.run(state, [&](const double* w, const double* r, double* out) {
-    kern.dot_add(w, s.centres, r, s.k, s.rows, s.k, s.centres, out, s.k + 2);
+    kern.dot_add(w, s.centres, r, s.stride, s.rows, s.stride, s.centres, out, s.stride + 2);
   });
 }
 
@@ -240,7 +243,8 @@ void BM_OpenBlasPayloadProduct(benchmark::State& state) {
   openblas_set_num_threads(1);
   const int m = static_cast<int>(s.rows), n = static_cast<int>(s.k), depth = static_cast<int>(s.centres);
   s.run(state, [&](const double* w, const double* r, double* out) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, depth, 1.0, w, depth, r, n, 1.0, out, n + 2);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, depth, 1.0, w, depth, r, static_cast<int>(s.stride),
+                1.0, out, static_cast<int>(s.stride) + 2);
   });
 }
 #endif

@@ -296,7 +296,7 @@ Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
 // The residuals e_{y_i} - pi_i of every centre, laid out as PayloadSums reads them.
 std::vector<double> residuals_of(const Problem& pr) {
   const std::size_t n = pr.lp->points.n, depth = pr.depth;
-  std::vector<double> residuals(depth * n);
+  std::vector<double> residuals(payload_stride(depth) * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l)
       residuals[payload_index(i, l, n, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];

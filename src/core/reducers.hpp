@@ -187,10 +187,16 @@ class LogKernelSums {
 /// estimate at n = 5,000, K = 1,000 and 59% of one at n = 100,000, K = 10 (docs/benchmarks.md).
 inline constexpr std::size_t kWidePayload = 64;
 
-/// Where PayloadSums reads value l of centre i's payload among n centres: centre-major (i * depth + l)
-/// for wide payloads, transposed (l * n + i) for narrow ones.
+/// Values per centre of a payload as PayloadSums stores it: wide payloads are padded with zeros to a
+/// multiple of 8, so that the product runs in whole vectors (at K = 100 the dot kernel summed the last
+/// 4 columns one by one, at two thirds of its rate; docs/benchmarks.md).
+inline std::size_t payload_stride(std::size_t depth) { return depth >= kWidePayload ? (depth + 7) / 8 * 8 : depth; }
+
+/// Where PayloadSums reads value l of centre i's payload among n centres (n * payload_stride(depth)
+/// values in all): centre-major (i * payload_stride(depth) + l) for wide payloads, transposed (l * n + i)
+/// for narrow ones.
 inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, std::size_t depth) {
-  return depth >= kWidePayload ? i * depth + l : l * n + i;
+  return depth >= kWidePayload ? i * payload_stride(depth) + l : l * n + i;
 }
 
 /// Per row j, with weights w_ji = exp(s_ji - m_j) over the centres i != self(j): the sum D_j = sum_i w_ji,
@@ -205,7 +211,8 @@ class PayloadSums {
   PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> payload,
               std::size_t depth, Finish finish, std::span<const std::size_t> self = {}, const ScoreTree* tree = nullptr,
               std::span<const std::uint32_t> order = {})
-      : kern_(kern), offsets_(offsets), inv_h_(inv_h), payload_(payload), depth_(depth), finish_(std::move(finish)),
+      : kern_(kern), offsets_(offsets), inv_h_(inv_h), payload_(payload), depth_(depth),
+        stride_(payload_stride(depth)), finish_(std::move(finish)),
         self_(self), tree_(tree), order_(order) {}
 
   /// Relative cost of a pair, for progress: an exponential, and a multiply-add per payload value (about a tenth of one).
@@ -229,7 +236,7 @@ class PayloadSums {
   Scratch scratch(std::size_t rows, std::size_t block) const {
     const std::size_t groups = wide() ? (rows + kSparseGroup - 1) / kSparseGroup : 0;
     return {std::vector<OnlineMax>(rows),
-            std::vector<double>(rows * (depth_ + 2)),
+            std::vector<double>(rows * sums_width()),
             RowWeights(block),
             BlockOffsets(block),
             std::vector<double>(rows * block),
@@ -238,18 +245,18 @@ class PayloadSums {
             std::vector<std::uint32_t>(groups * block),
             std::vector<std::size_t>(groups),
             std::vector<double>(groups ? kSparseGroup * kGatherCentres : 0),
-            std::vector<double>(groups ? kGatherCentres * depth_ : 0)};
+            std::vector<double>(groups ? kGatherCentres * stride_ : 0)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
     std::fill_n(s.max.begin(), rows, OnlineMax{});
-    std::fill_n(s.sums.begin(), rows * (depth_ + 2), 0.0);
+    std::fill_n(s.sums.begin(), rows * sums_width(), 0.0);
   }
 
   template <class Dot>
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
             std::size_t ld) const {
-    const std::size_t width = depth_ + 2, centres = payload_.size() / depth_;
+    const std::size_t width = sums_width(), centres = payload_.size() / stride_;
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     // Row q's weight of centre c in the tile: at q * block + c (wide) or c * rows + q (narrow).
     const std::size_t tile_rows = s.max.size();
@@ -276,7 +283,7 @@ class PayloadSums {
     }
     if (wide()) {
       if (!sparse_product(s, rows, col0, cols))
-        kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * depth_, depth_, rows, depth_, cols,
+        kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * stride_, stride_, rows, stride_, cols,
                       s.sums.data() + 2, width);
     } else {
       kern_.dot(payload_.data() + col0, centres, s.tile_weights.data(), tile_rows, depth_, rows, cols,
@@ -289,7 +296,7 @@ class PayloadSums {
   std::size_t record_width() const { return depth_ + 2; }  // D_j, Q_j, then A_j
 
   void record(const Scratch& s, std::size_t q, double* out) const {
-    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * (depth_ + 2)), depth_ + 2, out);
+    std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * sums_width()), depth_ + 2, out);
   }
 
   void finish(std::size_t j, const double* record) const { finish_(j, record[0], record[1], record + 2); }
@@ -315,6 +322,8 @@ class PayloadSums {
 
  private:
   bool wide() const { return depth_ >= kWidePayload; }
+  // A row's sums in the scratch: D, Q, then the payload's (padded) stride of values.
+  std::size_t sums_width() const { return stride_ + 2; }
 
   // At small bandwidths most weights of a wide tile are exactly 0 (flushed below exp(-700) of the row's
   // largest): at K = 1,000 and h = 0.001, 0.003, 0.01 of crossfit's grid, 98%, 94% and 42% of the centres
@@ -325,7 +334,7 @@ class PayloadSums {
   static constexpr std::size_t kSparseGroup = 8, kGatherCentres = 64;
 
   bool sparse_product(Scratch& s, std::size_t rows, std::size_t col0, std::size_t cols) const {
-    const std::size_t groups = (rows + kSparseGroup - 1) / kSparseGroup, width = depth_ + 2;
+    const std::size_t groups = (rows + kSparseGroup - 1) / kSparseGroup, width = sums_width();
     std::size_t live_total = 0;
     for (std::size_t g = 0; g < groups; ++g) {
       const std::size_t q0 = g * kSparseGroup, q1 = std::min(rows, q0 + kSparseGroup);
@@ -340,7 +349,7 @@ class PayloadSums {
       live_total += s.live_count[g] = m;
     }
     if (2 * live_total > groups * cols) return false;
-    const double* payload = payload_.data() + col0 * depth_;
+    const double* payload = payload_.data() + col0 * stride_;
     for (std::size_t g = 0; g < groups; ++g) {
       const std::size_t q0 = g * kSparseGroup, group_rows = std::min(rows, q0 + kSparseGroup) - q0;
       const std::uint32_t* live = s.live.data() + g * s.block;
@@ -350,9 +359,9 @@ class PayloadSums {
           for (std::size_t k = 0; k < chunk; ++k)
             s.gathered_weights[q * kGatherCentres + k] = s.tile_weights[(q0 + q) * s.block + live[k0 + k]];
         for (std::size_t k = 0; k < chunk; ++k)
-          std::copy_n(payload + live[k0 + k] * depth_, depth_, s.gathered_payload.data() + k * depth_);
-        kern_.dot_add(s.gathered_weights.data(), kGatherCentres, s.gathered_payload.data(), depth_, group_rows,
-                      depth_, chunk, s.sums.data() + q0 * width + 2, width);
+          std::copy_n(payload + live[k0 + k] * stride_, stride_, s.gathered_payload.data() + k * stride_);
+        kern_.dot_add(s.gathered_weights.data(), kGatherCentres, s.gathered_payload.data(), stride_, group_rows,
+                      stride_, chunk, s.sums.data() + q0 * width + 2, width);
       }
     }
     return true;
@@ -362,7 +371,7 @@ class PayloadSums {
   std::span<const double> offsets_;
   double inv_h_;
   std::span<const double> payload_;
-  std::size_t depth_;
+  std::size_t depth_, stride_;
   Finish finish_;
   std::span<const std::size_t> self_;
   const ScoreTree* tree_;
