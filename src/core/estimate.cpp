@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/crossfit.hpp"
@@ -123,20 +124,76 @@ namespace {
 constexpr double kGolden = 0.6180339887498949;           // (sqrt(5) - 1) / 2
 constexpr double kSearchTolerance = 0.02302585092994046;  // 0.01 decades, in log h
 
+// The golden-section search in t = log h between the best grid point's neighbours: the bracket [a, b]
+// and its inner points c < d. Each step evaluates one new point, and where it lies depends only on
+// whether c scored at least as well as d (`keeps_c`), not on the scores themselves.
+struct GoldenBracket {
+  double a, b, c, d;
+
+  bool open() const { return b - a > kSearchTolerance; }
+  // The point the step evaluates.
+  double next(bool keeps_c) const { return keeps_c ? d - kGolden * (d - a) : c + kGolden * (b - c); }
+  // The bracket after the step, which evaluated t = next(keeps_c).
+  GoldenBracket after(bool keeps_c, double t) const { return keeps_c ? GoldenBracket{a, d, t, c} : GoldenBracket{c, b, d, t}; }
+};
+
+// So the points of the next s steps form a binary tree known in advance, 2^s - 1 of them (2^s with the
+// first step's two inner points). Where a sweep's dot products cost much more than its per-bandwidth
+// work, one sweep scores a whole tree, sharing the dot products (each bandwidth's score is bitwise what a
+// sweep of its own gives), and the search then takes those s steps along the branch the scores pick: the
+// same points, scores and answer as one sweep per step, in fewer sweeps. The per-bandwidth work is an
+// exponential and a sum per pair, about as much as 24 multiply-adds of the dot products (K = 10 profile,
+// docs/benchmarks.md); s maximises steps per cost, s / (dim / 24 + 2^s - 1): 1 up to K = 40, 2 at
+// K = 100, 4 at K = 1,000. One-dimensional problems (the score tree, no dot products) take s = 1.
+std::size_t lookahead(const std::vector<LabelledPoints>& problems, const SweepPlan& plan) {
+  const std::size_t dim = problems.front().points.dim;
+  if (dim == 2 && plan.expansions) return 1;
+  const double dots = static_cast<double>(dim) / 24;
+  std::size_t best = 1;
+  for (std::size_t s = 2; s <= 5; ++s)
+    if (static_cast<double>(s) / (dots + std::ldexp(1.0, static_cast<int>(s)) - 1) >
+        static_cast<double>(best) / (dots + std::ldexp(1.0, static_cast<int>(best)) - 1))
+      best = s;
+  return best;
+}
+
+// Appends the points of up to `depth` steps from `bracket` (pre-order: a step's point, then the steps
+// after it); `known` is the first step's keeps_c where the scores already decide it.
+void tree_points(const GoldenBracket& bracket, std::size_t depth, std::optional<bool> known, std::vector<double>& out) {
+  if (depth == 0 || !bracket.open()) return;
+  for (bool keeps_c : {true, false}) {
+    if (known && *known != keeps_c) continue;
+    const double t = bracket.next(keeps_c);
+    out.push_back(t);
+    tree_points(bracket.after(keeps_c, t), depth - 1, std::nullopt, out);
+  }
+}
+
+// The bandwidths a search of `steps` steps scores with lookahead s: the first sweep c, d and the points of
+// the next s - 1 steps (2^s in all), each later sweep those of s steps (2^s - 1).
+std::size_t search_evaluations(std::size_t steps, std::size_t s) {
+  const std::size_t first = std::min(s - 1, steps);
+  std::size_t evaluations = std::size_t{1} << (first + 1);
+  for (std::size_t done = first; done < steps; done += s) evaluations += (std::size_t{1} << std::min(s, steps - done)) - 1;
+  return evaluations;
+}
+
 // Kernel evaluations of a bandwidth search: the grid in one sweep, then at most as many refinement
-// steps as the widest bracket between a grid point's neighbours needs (one more for rounding).
+// steps as the widest bracket between a grid point's neighbours needs (one more for rounding), in trees.
 double selection_work(const std::vector<LabelledPoints>& problems, const std::vector<double>& grid, std::size_t rows,
                       bool refine, const SweepPlan& plan) {
   double per_bandwidth = 0;
   for (const auto& lp : problems) per_bandwidth += static_cast<double>(rows) * row_work(plan, lp.points.dim, lp.points.n);
-  std::size_t steps = 0;
+  std::size_t evaluations = 0;
   if (refine && grid.size() >= 2) {
     double widest = 0;
     for (std::size_t b = 0; b < grid.size(); ++b)
       widest = std::max(widest, std::log(grid[std::min(b + 1, grid.size() - 1)] / grid[b == 0 ? 0 : b - 1]));
-    for (steps = 3; widest > kSearchTolerance; widest *= kGolden) ++steps;
+    std::size_t steps = 1;
+    for (; widest > kSearchTolerance; widest *= kGolden) ++steps;
+    evaluations = search_evaluations(steps, lookahead(problems, plan));
   }
-  return per_bandwidth * static_cast<double>(grid.size() + steps);
+  return per_bandwidth * static_cast<double>(grid.size() + evaluations);
 }
 
 std::vector<double> checked_grid(const std::vector<double>& grid) {
@@ -166,32 +223,44 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   if (!options.refine || sel.grid.size() < 2) return sel;
 
   // Golden-section search for the maximum in t = log h between the best grid point's neighbours,
-  // down to a bracket of 0.01 decades; the answer is the best bandwidth actually evaluated.
-  auto evaluate = [&](double t) {
-    const double h = std::exp(t);
-    const double s = bandwidth_scores(problems, std::span<const double>(&h, 1), options.criterion, rows, plan)[0];
-    sel.refined_grid.push_back(h);
+  // down to a bracket of 0.01 decades; the answer is the best bandwidth actually evaluated. Sweeps score
+  // trees of the next steps' points (GoldenBracket, lookahead()).
+  auto record = [&](double t, double s) {
+    sel.refined_grid.push_back(std::exp(t));
     sel.refined_score.push_back(s);
     if (s > sel.best_score) {
       sel.best_score = s;
-      sel.bandwidth = h;
+      sel.bandwidth = std::exp(t);
     }
-    return s;
   };
-  const double golden = kGolden, tolerance = kSearchTolerance;
-  double a = std::log(sel.grid[best == 0 ? 0 : best - 1]);
-  double b = std::log(sel.grid[std::min(best + 1, sel.grid.size() - 1)]);
-  double c = b - golden * (b - a), d = a + golden * (b - a);
-  double fc = evaluate(c), fd = evaluate(d);
-  while (b - a > tolerance) {
-    if (fc >= fd) {
-      b = d, d = c, fd = fc;
-      c = b - golden * (b - a);
-      fc = evaluate(c);
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + golden * (b - a);
-      fd = evaluate(d);
+  const double a = std::log(sel.grid[best == 0 ? 0 : best - 1]);
+  const double b = std::log(sel.grid[std::min(best + 1, sel.grid.size() - 1)]);
+  GoldenBracket bracket{a, b, b - kGolden * (b - a), a + kGolden * (b - a)};
+  const std::size_t s = lookahead(problems, plan);
+  double fc = 0, fd = 0;
+  for (bool first = true; first || bracket.open(); first = false) {
+    std::vector<double> points;
+    if (first) points = {bracket.c, bracket.d};
+    tree_points(bracket, first ? s - 1 : s, first ? std::nullopt : std::optional<bool>(fc >= fd), points);
+    std::vector<double> bandwidths(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) bandwidths[i] = std::exp(points[i]);
+    const std::vector<double> scores = bandwidth_scores(problems, bandwidths, options.criterion, rows, plan);
+    auto score_at = [&](double t) {  // the tree's points are computed as the steps compute them: bitwise
+      const auto it = std::find(points.begin(), points.end(), t);
+      ECEKDE_ASSERT(it != points.end());
+      return scores[static_cast<std::size_t>(it - points.begin())];
+    };
+    if (first) {
+      record(bracket.c, fc = scores[0]);
+      record(bracket.d, fd = scores[1]);
+    }
+    for (std::size_t step = 0; step < (first ? s - 1 : s) && bracket.open(); ++step) {
+      const bool keeps_c = fc >= fd;
+      const double t = bracket.next(keeps_c), f = score_at(t);
+      record(t, f);
+      if (keeps_c) fd = fc, fc = f;
+      else fc = fd, fd = f;
+      bracket = bracket.after(keeps_c, t);
     }
   }
   return sel;

@@ -80,6 +80,54 @@ TEST(Bandwidth, ReferenceCriterionChoosesSmallerH) {
   EXPECT_LT(ref, loo);
 }
 
+// The refinement scores trees of its next steps' points in one sweep where the dot products dominate
+// (K = 70: two steps a sweep, K = 200: three). It must take exactly the steps of a golden-section search
+// that scores one bandwidth at a time: written out here, each point scored by a selection over a grid of
+// that one bandwidth. Bitwise: the same points, scores and answer, in the same order.
+TEST(Bandwidth, RefinementTakesTheStepsOfAPlainGoldenSectionSearch) {
+  for (std::size_t k : {3, 70, 200})
+    for (BandwidthCriterion criterion : {BandwidthCriterion::loo_likelihood, BandwidthCriterion::reference}) {
+      SCOPED_TRACE(testing::Message() << "K " << k << " criterion " << static_cast<int>(criterion));
+      const auto d = testdata::softmax_predictions(90, k, 17 + k, 1.5, 1.0);
+      ecekde::BandwidthOptions o;
+      o.criterion = criterion;
+      const auto s = select(d, CalibrationType::canonical, o);
+      auto score = [&](double t) {
+        ecekde::BandwidthOptions one = o;
+        one.grid = {std::exp(t)};
+        one.refine = false;
+        return select(d, CalibrationType::canonical, one).score[0];
+      };
+      const auto g = static_cast<std::size_t>(std::max_element(s.score.begin(), s.score.end()) - s.score.begin());
+      double a = std::log(s.grid[g == 0 ? 0 : g - 1]), b = std::log(s.grid[std::min(g + 1, s.grid.size() - 1)]);
+      const double golden = (std::sqrt(5.0) - 1) / 2;
+      double c = b - golden * (b - a), d2 = a + golden * (b - a);
+      std::vector<double> points = {c, d2};
+      double fc = score(c), fd = score(d2);
+      std::vector<double> scores = {fc, fd};
+      while (b - a > 0.01 * std::log(10.0)) {
+        if (fc >= fd) {
+          b = d2, d2 = c, fd = fc;
+          c = b - golden * (b - a);
+          points.push_back(c);
+          scores.push_back(fc = score(c));
+        } else {
+          a = c, c = d2, fc = fd;
+          d2 = a + golden * (b - a);
+          points.push_back(d2);
+          scores.push_back(fd = score(d2));
+        }
+      }
+      ASSERT_EQ(s.refined_grid.size(), points.size());
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        EXPECT_EQ(s.refined_grid[i], std::exp(points[i])) << i;
+        EXPECT_EQ(s.refined_score[i], scores[i]) << i;
+      }
+      const auto best = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+      EXPECT_EQ(s.bandwidth, scores[best] > s.score[g] ? std::exp(points[best]) : s.grid[g]);
+    }
+}
+
 TEST(Bandwidth, RefinementNeverWorseAndStaysInBracket) {
   const auto d = testdata::softmax_predictions(200, 3, 8, 1.5, 1.0);
   const auto s = select(d, CalibrationType::canonical, {});
