@@ -134,7 +134,9 @@ struct GoldenBracket {
   // The point the step evaluates.
   double next(bool keeps_c) const { return keeps_c ? d - kGolden * (d - a) : c + kGolden * (b - c); }
   // The bracket after the step, which evaluated t = next(keeps_c).
-  GoldenBracket after(bool keeps_c, double t) const { return keeps_c ? GoldenBracket{a, d, t, c} : GoldenBracket{c, b, d, t}; }
+  GoldenBracket after(bool keeps_c, double t) const {
+    return keeps_c ? GoldenBracket{a, d, t, c} : GoldenBracket{c, b, d, t};
+  }
 };
 
 // So the points of the next s steps form a binary tree known in advance, 2^s - 1 of them (2^s with the
@@ -143,8 +145,9 @@ struct GoldenBracket {
 // sweep of its own gives), and the search then takes those s steps along the branch the scores pick: the
 // same points, scores and answer as one sweep per step, in fewer sweeps. The per-bandwidth work is an
 // exponential and a sum per pair, about as much as 24 multiply-adds of the dot products (K = 10 profile,
-// docs/benchmarks.md); s maximises steps per cost, s / (dim / 24 + 2^s - 1): 1 up to K = 40, 2 at
-// K = 100, 4 at K = 1,000. One-dimensional problems (the score tree, no dot products) take s = 1.
+// docs/benchmarks.md); s maximises steps per cost, s / (dim / 24 + 2^s - 1): 1 up to K = 24, 2 up to 120
+// (K = 100), 3 up to 408, 4 up to 1,176 (K = 1,000), then 5. One-dimensional problems (the score tree, no
+// dot products) take s = 1.
 std::size_t lookahead(const std::vector<LabelledPoints>& problems, const SweepPlan& plan) {
   const std::size_t dim = problems.front().points.dim;
   if (dim == 2 && plan.expansions) return 1;
@@ -174,7 +177,8 @@ void tree_points(const GoldenBracket& bracket, std::size_t depth, std::optional<
 std::size_t search_evaluations(std::size_t steps, std::size_t s) {
   const std::size_t first = std::min(s - 1, steps);
   std::size_t evaluations = std::size_t{1} << (first + 1);
-  for (std::size_t done = first; done < steps; done += s) evaluations += (std::size_t{1} << std::min(s, steps - done)) - 1;
+  for (std::size_t done = first; done < steps; done += s)
+    evaluations += (std::size_t{1} << std::min(s, steps - done)) - 1;
   return evaluations;
 }
 
@@ -239,9 +243,10 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
   const std::size_t s = lookahead(problems, plan);
   double fc = 0, fd = 0;
   for (bool first = true; first || bracket.open(); first = false) {
+    const std::size_t steps = first ? s - 1 : s;  // the first sweep also scores c and d
     std::vector<double> points;
     if (first) points = {bracket.c, bracket.d};
-    tree_points(bracket, first ? s - 1 : s, first ? std::nullopt : std::optional<bool>(fc >= fd), points);
+    tree_points(bracket, steps, first ? std::nullopt : std::optional<bool>(fc >= fd), points);
     std::vector<double> bandwidths(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) bandwidths[i] = std::exp(points[i]);
     const std::vector<double> scores = bandwidth_scores(problems, bandwidths, options.criterion, rows, plan);
@@ -254,7 +259,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
       record(bracket.c, fc = scores[0]);
       record(bracket.d, fd = scores[1]);
     }
-    for (std::size_t step = 0; step < (first ? s - 1 : s) && bracket.open(); ++step) {
+    for (std::size_t step = 0; step < steps && bracket.open(); ++step) {
       const bool keeps_c = fc >= fd;
       const double t = bracket.next(keeps_c), f = score_at(t);
       record(t, f);

@@ -201,7 +201,8 @@ double flushed_share(const oracle::Data& d, double h) {
     for (std::size_t i = 0; i < d.n; ++i)
       if (i != j) logw.push_back(oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h));
     const double top = *std::max_element(logw.begin(), logw.end());
-    flushed += static_cast<std::size_t>(std::count_if(logw.begin(), logw.end(), [&](double v) { return v - top < -700; }));
+    flushed +=
+        static_cast<std::size_t>(std::count_if(logw.begin(), logw.end(), [&](double v) { return v - top < -700; }));
   }
   return static_cast<double>(flushed) / static_cast<double>(d.n * (d.n - 1));
 }
