@@ -85,7 +85,8 @@ std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred
 std::vector<std::vector<double>> problem_edges(const ScoredSamples& s, const BinnedOptions& options) {
   std::vector<std::vector<double>> edges;
   for (std::size_t d = 0; d < s.dim; ++d) {
-    const std::vector<double> column = s.column(d);
+    const std::vector<double> copy = s.dim == 1 ? std::vector<double>() : s.column(d);
+    const std::span<const double> column = s.dim == 1 ? std::span<const double>(s.score) : std::span<const double>(copy);
     const std::size_t bins = options.bins ? *options.bins : doane_bins(column);
     edges.push_back(detail::bin_edges(column, options.binning, bins));
   }
@@ -273,8 +274,7 @@ double BinnedStatistic::resampled(std::span<const std::size_t> rows) const {
     picked.score.resize(picked.n * s.dim);
     picked.hit.resize(picked.n);
     for (std::size_t i = 0; i < picked.n; ++i) {
-      std::copy_n(s.score.begin() + static_cast<std::ptrdiff_t>(rows[i] * s.dim), s.dim,
-                  picked.score.begin() + static_cast<std::ptrdiff_t>(i * s.dim));
+      for (std::size_t d = 0; d < s.dim; ++d) picked.score[i * s.dim + d] = s.score[rows[i] * s.dim + d];
       picked.hit[i] = s.hit[rows[i]];
     }
     const Cells cells = detail::make_cells(picked, problem_edges(picked, st.options));

@@ -68,6 +68,32 @@ std::uint32_t bin_of(const std::vector<double>& edges, double s) {
 
 namespace {
 
+// bin_of for one coordinate's edges. Equal-width edges (b / B, as bin_edges makes them) take the bin from
+// s B and then step to the bin whose edges hold s (the product can round across an edge): the same answer
+// as bin_of's binary search, which other edges keep. The binned bootstraps bin every sample of every
+// replicate (n K of them for marginal and canonical), where the binary search was a fifth of the time.
+class BinFinder {
+ public:
+  explicit BinFinder(const std::vector<double>& edges) : edges_(&edges), bins_(edges.size() - 1) {
+    for (std::size_t b = 1; b < bins_ && equal_width_; ++b)
+      equal_width_ = edges[b] == static_cast<double>(b) / static_cast<double>(bins_);
+  }
+
+  std::uint32_t operator()(double s) const {
+    if (!equal_width_ || !(s >= 0 && s <= 1)) return bin_of(*edges_, s);
+    const std::vector<double>& e = *edges_;
+    std::size_t b = std::min(bins_ - 1, static_cast<std::size_t>(s * static_cast<double>(bins_)));
+    while (b > 0 && e[b] > s) --b;
+    while (b + 1 < bins_ && e[b + 1] <= s) ++b;
+    return static_cast<std::uint32_t>(b);
+  }
+
+ private:
+  const std::vector<double>* edges_;
+  std::size_t bins_;
+  bool equal_width_ = true;
+};
+
 // Hash map keyed by a sample's bin vector; the map stores a representative sample index, and hashing
 // and comparison read that sample's row of the bin matrix, so no key is copied.
 struct RowHash {
@@ -93,14 +119,48 @@ struct RowEqual {
   }
 };
 
+// One coordinate with no more bins than samples: a cell is a bin, and the occupied bins in increasing
+// order are the cells in lexicographic order. Counted in an array instead of the hash map: the same cells,
+// with their sums added in the same order. The marginal binned estimate's bootstrap makes the cells of K
+// problems per replicate (at n = 50,000, K = 1,000 the hash map's inserts were most of its 83 s).
+Cells bin_cells(const ScoredSamples& samples, const std::vector<double>& edges) {
+  const std::size_t n = samples.n, bins = edges.size() - 1;
+  std::vector<std::uint32_t> sample_bin(n);
+  std::vector<std::size_t> cell_of_bin(bins, 0);
+  std::vector<char> occupied(bins, 0);
+  const BinFinder bin(edges);
+  for (std::size_t i = 0; i < n; ++i) occupied[sample_bin[i] = bin(samples.score[i])] = 1;
+  Cells cells;
+  cells.dim = 1;
+  for (std::size_t b = 0; b < bins; ++b)
+    if (occupied[b]) {
+      cell_of_bin[b] = cells.count++;
+      cells.bins.push_back(static_cast<std::uint32_t>(b));
+    }
+  cells.size.assign(cells.count, 0);
+  cells.score_sum.assign(cells.count, 0.0);
+  cells.cell_of.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = cell_of_bin[sample_bin[i]];
+    cells.cell_of[i] = c;
+    ++cells.size[c];
+    cells.score_sum[c] += samples.score[i];
+  }
+  cells.label_sum = label_sums(cells, samples.hit);
+  return cells;
+}
+
 }  // namespace
 
 Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges) {
   const std::size_t n = samples.n, dim = samples.dim;
   ECEKDE_ASSERT(edges.size() == dim);
+  if (dim == 1 && edges[0].size() - 1 <= n) return bin_cells(samples, edges[0]);
+  std::vector<BinFinder> bin;
+  for (const std::vector<double>& e : edges) bin.emplace_back(e);
   std::vector<std::uint32_t> sample_bins(n * dim);
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t d = 0; d < dim; ++d) sample_bins[i * dim + d] = bin_of(edges[d], samples.at(i, d));
+    for (std::size_t d = 0; d < dim; ++d) sample_bins[i * dim + d] = bin[d](samples.at(i, d));
 
   // Cells numbered in order of first appearance, then renumbered in lexicographic order of their bins.
   std::unordered_map<std::size_t, std::size_t, RowHash, RowEqual> first_seen(

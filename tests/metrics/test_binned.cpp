@@ -12,9 +12,11 @@
 #include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/error.hpp"
+#include "ecekde/random.hpp"
 #include "expect_error.hpp"
 #include "generate.hpp"
 #include "metrics_oracle.hpp"
+#include "metrics/histogram.hpp"
 
 namespace {
 
@@ -115,6 +117,44 @@ TEST(Binned, HandComputedCanonicalCells) {
   EXPECT_NEAR(run(d, o).ce_pow_p, 2.0 / 3, 1e-15);
   o.maximum = true;
   EXPECT_NEAR(run(d, o).ce, 0.5, 1e-15);
+}
+
+// The cells put every sample in the bin that bin_of's binary search gives it: equal-width edges take
+// their bins by arithmetic (s B, then a step across an edge the product rounded over), others and more bins
+// than samples go by the search. Scores on every edge, one ulp either side, 0, 1 and random, in one and
+// three coordinates.
+TEST(Binned, CellsBinEverySampleAsTheBinarySearchDoes) {
+  using namespace ecekde::detail;
+  ecekde::Rng rng(5);
+  for (std::size_t bins : {1, 2, 3, 7, 10, 15, 49, 100, 1000})
+    for (Binning binning : {Binning::equal_width, Binning::equal_mass}) {
+      std::vector<double> values = {0.0, 1.0};
+      for (std::size_t b = 1; b < bins; ++b) {
+        const double e = static_cast<double>(b) / static_cast<double>(bins);
+        values.insert(values.end(), {e, std::nextafter(e, 0.0), std::nextafter(e, 1.0)});
+      }
+      for (int i = 0; i < 300; ++i) values.push_back(rng.uniform());
+      for (std::size_t dim : {1, 3}) {
+        SCOPED_TRACE(testing::Message() << "bins " << bins << " dim " << dim << " equal width "
+                                        << (binning == Binning::equal_width));
+        ScoredSamples s;
+        s.n = values.size();
+        s.dim = dim;
+        for (std::size_t i = 0; i < s.n; ++i)
+          for (std::size_t d = 0; d < dim; ++d) s.score.push_back(values[(i + 7 * d) % s.n]);
+        s.hit.assign(s.n, -1);
+        std::vector<std::vector<double>> edges;
+        for (std::size_t d = 0; d < dim; ++d) {
+          std::vector<double> column(s.n);
+          for (std::size_t i = 0; i < s.n; ++i) column[i] = s.at(i, d);
+          edges.push_back(bin_edges(column, binning, bins));
+        }
+        const Cells cells = make_cells(s, edges);
+        for (std::size_t i = 0; i < s.n; ++i)
+          for (std::size_t d = 0; d < dim; ++d)
+            ASSERT_EQ(cells.bins[cells.cell_of[i] * dim + d], bin_of(edges[d], s.at(i, d))) << i << " " << s.at(i, d);
+      }
+    }
 }
 
 TEST(Binned, EqualWidthEdgesAreClosedBelow) {
