@@ -82,13 +82,24 @@ std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred
   return out;
 }
 
+// Each coordinate's edges, from its column of scores. Several coordinates' columns are copied out in blocks
+// of 64, reading the samples' rows once per block: one column at a time read a cache line per score (at
+// K = 1,000 a fifth of the canonical binned bootstrap).
 std::vector<std::vector<double>> problem_edges(const ScoredSamples& s, const BinnedOptions& options) {
-  std::vector<std::vector<double>> edges;
-  for (std::size_t d = 0; d < s.dim; ++d) {
-    const std::vector<double> copy = s.dim == 1 ? std::vector<double>() : s.column(d);
-    const std::span<const double> column = s.dim == 1 ? std::span<const double>(s.score) : std::span<const double>(copy);
+  auto edges_of = [&](std::span<const double> column) {
     const std::size_t bins = options.bins ? *options.bins : doane_bins(column);
-    edges.push_back(detail::bin_edges(column, options.binning, bins));
+    return detail::bin_edges(column, options.binning, bins);
+  };
+  if (s.dim == 1) return {edges_of(s.score)};
+  constexpr std::size_t kBlock = 64;
+  std::vector<std::vector<double>> edges;
+  std::vector<double> columns(std::min(kBlock, s.dim) * s.n);  // column d - d0 at (d - d0) * n
+  for (std::size_t d0 = 0; d0 < s.dim; d0 += kBlock) {
+    const std::size_t width = std::min(kBlock, s.dim - d0);
+    for (std::size_t i = 0; i < s.n; ++i)
+      for (std::size_t d = 0; d < width; ++d) columns[d * s.n + i] = s.at(i, d0 + d);
+    for (std::size_t d = 0; d < width; ++d)
+      edges.push_back(edges_of(std::span<const double>(columns).subspan(d * s.n, s.n)));
   }
   return edges;
 }

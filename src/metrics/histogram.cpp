@@ -38,12 +38,6 @@ std::size_t doane_bins(std::span<const double> x) {
 
 namespace detail {
 
-std::vector<double> ScoredSamples::column(std::size_t d) const {
-  std::vector<double> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = at(i, d);
-  return out;
-}
-
 std::vector<double> bin_edges(std::span<const double> scores, Binning binning, std::size_t bins) {
   ECEKDE_ASSERT(bins >= 1 && !scores.empty());
   std::vector<double> edges(bins + 1);

@@ -19,8 +19,6 @@ struct ScoredSamples {
   std::vector<std::int32_t> hit;  // n
 
   double at(std::size_t i, std::size_t d) const { return score[i * dim + d]; }
-  /// Coordinate d of a sample, as its own column.
-  std::vector<double> column(std::size_t d) const;
 };
 
 /// B + 1 non-decreasing edges, edges[0] = 0, edges[B] = 1. Equal width: b / B (correctly rounded).
