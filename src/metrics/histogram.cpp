@@ -65,7 +65,8 @@ namespace {
 // bin_of for one coordinate's edges. Equal-width edges (b / B, as bin_edges makes them) take the bin from
 // s B and then step to the bin whose edges hold s (the product can round across an edge): the same answer
 // as bin_of's binary search, which other edges keep. The binned bootstraps bin every sample of every
-// replicate (n K of them for marginal and canonical), where the binary search was a fifth of the time.
+// replicate (n K of them for marginal and canonical); the binary search was then a fifth of the marginal
+// stage's time.
 class BinFinder {
  public:
   explicit BinFinder(const std::vector<double>& edges) : edges_(&edges), bins_(edges.size() - 1) {
@@ -116,7 +117,7 @@ struct RowEqual {
 // One coordinate with no more bins than samples: a cell is a bin, and the occupied bins in increasing
 // order are the cells in lexicographic order. Counted in an array instead of the hash map: the same cells,
 // with their sums added in the same order. The marginal binned estimate's bootstrap makes the cells of K
-// problems per replicate (at n = 50,000, K = 1,000 the hash map's inserts were most of its 83 s).
+// problems per replicate: its report stage at n = 5,000, K = 1,000 took 6.4 s with the map, 4.9 s without.
 Cells bin_cells(const ScoredSamples& samples, const std::vector<double>& edges) {
   const std::size_t n = samples.n, bins = edges.size() - 1;
   std::vector<std::uint32_t> sample_bin(n);
