@@ -347,8 +347,8 @@ class PayloadSums {
         m += any;
       }
       live_total += s.live_count[g] = m;
+      if (2 * live_total > groups * cols) return false;  // dense: stop counting
     }
-    if (2 * live_total > groups * cols) return false;
     const double* payload = payload_.data() + col0 * stride_;
     for (std::size_t g = 0; g < groups; ++g) {
       const std::size_t q0 = g * kSparseGroup, group_rows = std::min(rows, q0 + kSparseGroup) - q0;
