@@ -16,6 +16,8 @@ namespace ecekde {
 namespace {
 
 using detail::Cells;
+using detail::LabelSums;
+using detail::MeanLabels;
 using detail::ScoredSamples;
 
 inline constexpr std::size_t kMaxBins = 65536;
@@ -82,41 +84,43 @@ std::vector<ScoredSamples> make_binned_problems(detail::CheckedPredictions& pred
   return out;
 }
 
-// Each coordinate's edges, from its column of scores. Several coordinates' columns are copied out in blocks
-// of 64, reading the samples' rows once per block: one column at a time read a cache line per score (at
-// K = 1,000 a fifth of the canonical binned bootstrap).
+// Each coordinate's edges. Several coordinates' bin counts come from their moments taken row by row, and
+// equal-mass edges from their columns copied out in blocks of 64, reading the samples' rows once per
+// block: one column at a time read a cache line per score (at K = 1,000 that was a fifth of the canonical
+// binned bootstrap, and the column copies a quarter after it).
 std::vector<std::vector<double>> problem_edges(const ScoredSamples& s, const BinnedOptions& options) {
-  auto edges_of = [&](std::span<const double> column) {
-    const std::size_t bins = options.bins ? *options.bins : doane_bins(column);
-    return detail::bin_edges(column, options.binning, bins);
-  };
-  if (s.dim == 1) return {edges_of(s.score)};
-  constexpr std::size_t kBlock = 64;
+  if (s.dim == 1)
+    return {detail::bin_edges(s.score, options.binning, options.bins ? *options.bins : doane_bins(s.score))};
+  const std::vector<std::size_t> bins = options.bins ? std::vector<std::size_t>(s.dim, *options.bins)
+                                                     : detail::doane_bins_of_columns(s.score.data(), s.n, s.dim);
   std::vector<std::vector<double>> edges;
+  if (options.binning == Binning::equal_width) {
+    for (std::size_t b : bins) edges.push_back(detail::bin_edges({}, Binning::equal_width, b));
+    return edges;
+  }
+  constexpr std::size_t kBlock = 64;
   std::vector<double> columns(std::min(kBlock, s.dim) * s.n);  // column d - d0 at (d - d0) * n
   for (std::size_t d0 = 0; d0 < s.dim; d0 += kBlock) {
     const std::size_t width = std::min(kBlock, s.dim - d0);
     for (std::size_t i = 0; i < s.n; ++i)
       for (std::size_t d = 0; d < width; ++d) columns[d * s.n + i] = s.at(i, d0 + d);
     for (std::size_t d = 0; d < width; ++d)
-      edges.push_back(edges_of(std::span<const double>(columns).subspan(d * s.n, s.n)));
+      edges.push_back(detail::bin_edges(std::span<const double>(columns).subspan(d * s.n, s.n), options.binning,
+                                        bins[d0 + d]));
   }
   return edges;
 }
 
-// The mean label of coordinate d in cell c, for the cells' label sums (the data's, or a relabelled copy's).
-double mean_label(const Cells& cells, std::span<const double> label_sum, std::size_t c, std::size_t d) {
-  return label_sum[c * cells.dim + d] / static_cast<double>(cells.size[c]);
-}
-
 // The forms. L_p values are sums of per-cell or per-sample terms (compensated, in a fixed order);
-// the maximum is the p -> infinity limit of the same form.
-double per_bin_value(const Cells& cells, std::span<const double> label_sum, std::size_t n, double p, bool maximum) {
+// the maximum is the p -> infinity limit of the same form. `labels` are the cells' label sums: the data's,
+// or a relabelled copy's.
+double per_bin_value(const Cells& cells, const LabelSums& labels, std::size_t n, double p, bool maximum) {
   std::vector<double> terms(cells.count);
   for (std::size_t c = 0; c < cells.count; ++c) {
+    MeanLabels mean_label = cells.mean_labels(c, labels);
     double e = 0;
     for (std::size_t d = 0; d < cells.dim; ++d) {
-      const double gap = mean_label(cells, label_sum, c, d) - cells.mean_score(c, d);
+      const double gap = mean_label(d) - cells.mean_score(c, d);
       e = maximum ? std::max(e, std::fabs(gap)) : e + detail::pow_abs(gap, p);
     }
     terms[c] = maximum ? e : static_cast<double>(cells.size[c]) / static_cast<double>(n) * e;
@@ -124,14 +128,14 @@ double per_bin_value(const Cells& cells, std::span<const double> label_sum, std:
   return maximum ? *std::max_element(terms.begin(), terms.end()) : detail::accurate_sum(terms);
 }
 
-double per_sample_value(const ScoredSamples& s, const Cells& cells, std::span<const double> label_sum, double p,
+double per_sample_value(const ScoredSamples& s, const Cells& cells, const LabelSums& labels, double p,
                         bool maximum) {
   std::vector<double> terms(s.n);
   for (std::size_t i = 0; i < s.n; ++i) {
-    const std::size_t c = cells.cell_of[i];
+    MeanLabels mean_label = cells.mean_labels(cells.cell_of[i], labels);
     double e = 0;
     for (std::size_t d = 0; d < s.dim; ++d) {
-      const double gap = mean_label(cells, label_sum, c, d) - s.at(i, d);
+      const double gap = mean_label(d) - s.at(i, d);
       e = maximum ? std::max(e, std::fabs(gap)) : e + detail::pow_abs(gap, p);
     }
     terms[i] = e;
@@ -142,14 +146,15 @@ double per_sample_value(const ScoredSamples& s, const Cells& cells, std::span<co
 
 // Kumar, Liang & Ma (2019): E[(ybar - fbar)^2] = (mu - fbar)^2 + mu (1 - mu) / n_b for a bin whose
 // labels are Bernoulli(mu), and ybar (1 - ybar) / (n_b - 1) is unbiased for mu (1 - mu) / n_b.
-double debiased_value(const Cells& cells, std::span<const double> label_sum, std::size_t n) {
+double debiased_value(const Cells& cells, const LabelSums& labels, std::size_t n) {
   std::vector<double> terms(cells.count, 0.0);
   for (std::size_t c = 0; c < cells.count; ++c) {
     if (cells.size[c] < 2) continue;
     const double nb = static_cast<double>(cells.size[c]);
+    MeanLabels mean_label = cells.mean_labels(c, labels);
     double e = 0;
     for (std::size_t d = 0; d < cells.dim; ++d) {
-      const double ybar = mean_label(cells, label_sum, c, d), gap = ybar - cells.mean_score(c, d);
+      const double ybar = mean_label(d), gap = ybar - cells.mean_score(c, d);
       e += gap * gap - ybar * (1 - ybar) / (nb - 1);
     }
     terms[c] = nb / static_cast<double>(n) * e;
@@ -161,7 +166,7 @@ std::vector<ReliabilityBin> diagram(const Cells& cells, const std::vector<double
   std::vector<ReliabilityBin> out(cells.count);
   for (std::size_t c = 0; c < cells.count; ++c) {
     const std::uint32_t b = cells.bins[c];
-    out[c] = {b, edges[b], edges[b + 1], cells.size[c], cells.mean_score(c, 0), cells.mean_label(c, 0)};
+    out[c] = {b, edges[b], edges[b + 1], cells.size[c], cells.mean_score(c, 0), cells.mean_labels(c)(0)};
   }
   return out;
 }
@@ -174,9 +179,10 @@ std::vector<SimplexCell> simplex_cells(const Cells& cells) {
     cell.bins.assign(cells.bins.begin() + static_cast<std::ptrdiff_t>(c * dim),
                      cells.bins.begin() + static_cast<std::ptrdiff_t>((c + 1) * dim));
     cell.count = cells.size[c];
+    MeanLabels mean_label = cells.mean_labels(c);
     for (std::size_t d = 0; d < dim; ++d) {
       cell.mean_prediction.push_back(cells.mean_score(c, d));
-      cell.mean_label.push_back(cells.mean_label(c, d));
+      cell.mean_label.push_back(mean_label(d));
     }
   }
   return out;
@@ -193,14 +199,14 @@ void check_options(const BinnedOptions& o, BinnedForm form) {
 }
 
 // The form's value of one problem, times the type's weight.
-double problem_value(const ScoredSamples& s, const Cells& cells, std::span<const double> label_sum,
+double problem_value(const ScoredSamples& s, const Cells& cells, const LabelSums& labels,
                      const BinnedOptions& options, BinnedForm form) {
   // Binary counts both classes: their gaps are equal in size, so L_p sums double and the maximum stays.
   const double weight = options.type == CalibrationType::binary && !options.maximum ? 2.0 : 1.0;
   switch (form) {
-    case BinnedForm::per_bin: return weight * per_bin_value(cells, label_sum, s.n, options.p, options.maximum);
-    case BinnedForm::per_sample: return weight * per_sample_value(s, cells, label_sum, options.p, options.maximum);
-    case BinnedForm::debiased: return weight * debiased_value(cells, label_sum, s.n);
+    case BinnedForm::per_bin: return weight * per_bin_value(cells, labels, s.n, options.p, options.maximum);
+    case BinnedForm::per_sample: return weight * per_sample_value(s, cells, labels, options.p, options.maximum);
+    case BinnedForm::debiased: return weight * debiased_value(cells, labels, s.n);
   }
   return 0;
 }
@@ -252,7 +258,7 @@ BinnedStatistic::BinnedStatistic(ProbsView probs, LabelsView labels, const Binne
   for (const ScoredSamples& s : st.problems) {
     const std::vector<std::vector<double>> edges = problem_edges(s, options);
     Cells cells = detail::make_cells(s, edges);
-    const double v = problem_value(s, cells, cells.label_sum, options, st.form);
+    const double v = problem_value(s, cells, cells.labels, options, st.form);
     if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(v);
     r.ce_pow_p = combined(r.ce_pow_p, v, options.maximum);
     if (s.dim == 1) r.diagrams.push_back(diagram(cells, edges[0]));
@@ -288,8 +294,10 @@ double BinnedStatistic::resampled(std::span<const std::size_t> rows) const {
       for (std::size_t d = 0; d < s.dim; ++d) picked.score[i * s.dim + d] = s.score[rows[i] * s.dim + d];
       picked.hit[i] = s.hit[rows[i]];
     }
-    const Cells cells = detail::make_cells(picked, problem_edges(picked, st.options));
-    total = combined(total, problem_value(picked, cells, cells.label_sum, st.options, st.form), st.options.maximum);
+    // The cells' bins are not read here, nor their score sums by the per-sample form.
+    const Cells cells = detail::make_cells(picked, problem_edges(picked, st.options),
+                                           {.bins = false, .score_sums = st.form != BinnedForm::per_sample});
+    total = combined(total, problem_value(picked, cells, cells.labels, st.options, st.form), st.options.maximum);
   }
   return total;
 }

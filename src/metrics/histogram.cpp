@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -11,35 +12,57 @@
 namespace ecekde {
 
 std::size_t doane_bins(std::span<const double> x) {
-  const std::size_t n = x.size();
-  ECEKDE_ASSERT(n >= 1);
-  // Moments of x - x[0]: the same moments, and exactly zero when every score is equal (the mean of
-  // equal values need not round back to them).
-  const double nd = static_cast<double>(n), origin = x[0];
-  double mean = 0;
-  for (double v : x) mean += v - origin;
-  mean /= nd;
-  double m2 = 0, m3 = 0;
-  for (double v : x) {
-    const double d = (v - origin) - mean;
-    m2 += d * d;
-    m3 += d * d * d;
-  }
-  m2 /= nd;
-  m3 /= nd;
-  double skew_term = 0;
-  if (n > 2 && m2 > 0) {
-    const double g1 = m3 / std::pow(m2, 1.5);
-    const double s_g1 = std::sqrt(6 * (nd - 2) / ((nd + 1) * (nd + 3)));
-    skew_term = std::log2(1 + std::fabs(g1) / s_g1);
-  }
-  return static_cast<std::size_t>(std::ceil(1 + std::log2(nd) + skew_term));
+  ECEKDE_ASSERT(!x.empty());
+  return detail::doane_bins_of_columns(x.data(), x.size(), 1).front();
 }
 
 namespace detail {
 
+namespace {
+
+// doane_bins_of_columns() with the column count fixed at compile time where it is 1 (Dim = 1; 0: `dim`),
+// so that one column's sums run in a plain loop, as the marginal estimate's K problems need.
+template <std::size_t Dim>
+std::vector<std::size_t> doane_of_columns(const double* x, std::size_t n, std::size_t runtime_dim) {
+  ECEKDE_ASSERT(n >= 1);
+  const std::size_t dim = Dim ? Dim : runtime_dim;
+  // Moments of each column minus its first value: the same moments, and exactly zero when every score is
+  // equal (the mean of equal values need not round back to them). Taken row by row, each column's sums
+  // run over the rows in order, as for the column alone.
+  const double nd = static_cast<double>(n);
+  const std::vector<double> origin(x, x + dim);
+  std::vector<double> mean(dim, 0.0), m2(dim, 0.0), m3(dim, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < dim; ++c) mean[c] += x[i * dim + c] - origin[c];
+  for (double& m : mean) m /= nd;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < dim; ++c) {
+      const double d = (x[i * dim + c] - origin[c]) - mean[c];
+      m2[c] += d * d;
+      m3[c] += d * d * d;
+    }
+  std::vector<std::size_t> bins(dim);
+  for (std::size_t c = 0; c < dim; ++c) {
+    const double second = m2[c] / nd, third = m3[c] / nd;
+    double skew_term = 0;
+    if (n > 2 && second > 0) {
+      const double g1 = third / std::pow(second, 1.5);
+      const double s_g1 = std::sqrt(6 * (nd - 2) / ((nd + 1) * (nd + 3)));
+      skew_term = std::log2(1 + std::fabs(g1) / s_g1);
+    }
+    bins[c] = static_cast<std::size_t>(std::ceil(1 + std::log2(nd) + skew_term));
+  }
+  return bins;
+}
+
+}  // namespace
+
+std::vector<std::size_t> doane_bins_of_columns(const double* x, std::size_t n, std::size_t dim) {
+  return dim == 1 ? doane_of_columns<1>(x, n, 1) : doane_of_columns<0>(x, n, dim);
+}
+
 std::vector<double> bin_edges(std::span<const double> scores, Binning binning, std::size_t bins) {
-  ECEKDE_ASSERT(bins >= 1 && !scores.empty());
+  ECEKDE_ASSERT(bins >= 1 && (binning == Binning::equal_width || !scores.empty()));
   std::vector<double> edges(bins + 1);
   edges[0] = 0;
   edges[bins] = 1;
@@ -89,30 +112,76 @@ class BinFinder {
   bool equal_width_ = true;
 };
 
-// Hash map keyed by a sample's bin vector; the map stores a representative sample index, and hashing
-// and comparison read that sample's row of the bin matrix, so no key is copied.
-struct RowHash {
-  const std::vector<std::uint32_t>* bins;
-  std::size_t dim;
-  std::size_t operator()(std::size_t i) const {
-    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the bin numbers
-    for (std::size_t d = 0; d < dim; ++d) {
-      h ^= (*bins)[i * dim + d];
-      h *= 0x100000001b3ULL;
+// Each sample's bin vector, stored as the coordinates whose bin is not 0 (in increasing order) with their
+// bins. At K = 1,000 nearly every coordinate of a peaked prediction lies in bin 0: hashing, comparing and
+// storing the dense vectors (4 KB each) was most of the canonical binned bootstrap's time.
+struct SparseBins {
+  std::vector<std::size_t> begin{0};  // sample i's entries are [begin[i], begin[i + 1])
+  std::vector<std::uint32_t> coord, bin;
+
+  std::size_t hash(std::size_t i) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the (coordinate, bin) pairs
+    for (std::size_t e = begin[i]; e < begin[i + 1]; ++e) {
+      h = (h ^ coord[e]) * 0x100000001b3ULL;
+      h = (h ^ bin[e]) * 0x100000001b3ULL;
     }
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
-};
 
-struct RowEqual {
-  const std::vector<std::uint32_t>* bins;
-  std::size_t dim;
-  bool operator()(std::size_t a, std::size_t b) const {
-    return std::equal(bins->begin() + static_cast<std::ptrdiff_t>(a * dim),
-                      bins->begin() + static_cast<std::ptrdiff_t>((a + 1) * dim),
-                      bins->begin() + static_cast<std::ptrdiff_t>(b * dim));
+  bool equal(std::size_t a, std::size_t b) const {
+    const std::size_t na = begin[a + 1] - begin[a];
+    if (na != begin[b + 1] - begin[b]) return false;
+    for (std::size_t e = 0; e < na; ++e)
+      if (coord[begin[a] + e] != coord[begin[b] + e] || bin[begin[a] + e] != bin[begin[b] + e]) return false;
+    return true;
+  }
+
+  // Whether a's bin vector precedes b's in lexicographic order. At the first coordinate where the entries
+  // differ, a vector without an entry there has bin 0 there, below the other's.
+  bool less(std::size_t a, std::size_t b) const {
+    std::size_t ea = begin[a], eb = begin[b];
+    const std::size_t end_a = begin[a + 1], end_b = begin[b + 1];
+    for (; ea < end_a && eb < end_b; ++ea, ++eb) {
+      if (coord[ea] != coord[eb]) return coord[ea] > coord[eb];
+      if (bin[ea] != bin[eb]) return bin[ea] < bin[eb];
+    }
+    return ea == end_a && eb < end_b;
   }
 };
+
+struct SparseHash {
+  const SparseBins* bins;
+  std::size_t operator()(std::size_t i) const { return bins->hash(i); }
+};
+
+struct SparseEqual {
+  const SparseBins* bins;
+  bool operator()(std::size_t a, std::size_t b) const { return bins->equal(a, b); }
+};
+
+SparseBins sparse_bins(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges) {
+  const std::size_t n = samples.n, dim = samples.dim;
+  std::vector<BinFinder> bin;
+  std::vector<double> first_edge;  // scores below a coordinate's first inner edge are in its bin 0
+  for (const std::vector<double>& e : edges) {
+    bin.emplace_back(e);
+    first_edge.push_back(e.size() > 2 ? e[1] : std::numeric_limits<double>::infinity());
+  }
+  SparseBins out;
+  out.begin.reserve(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* row = samples.score.data() + i * dim;
+    for (std::size_t d = 0; d < dim; ++d) {
+      if (row[d] < first_edge[d]) continue;
+      const std::uint32_t b = bin[d](row[d]);
+      if (b == 0) continue;
+      out.coord.push_back(static_cast<std::uint32_t>(d));
+      out.bin.push_back(b);
+    }
+    out.begin.push_back(out.coord.size());
+  }
+  return out;
+}
 
 // One coordinate with no more bins than samples: a cell is a bin, and the occupied bins in increasing
 // order are the cells in lexicographic order. Counted in an array instead of the hash map: the same cells,
@@ -141,25 +210,21 @@ Cells bin_cells(const ScoredSamples& samples, const std::vector<double>& edges) 
     ++cells.size[c];
     cells.score_sum[c] += samples.score[i];
   }
-  cells.label_sum = label_sums(cells, samples.hit);
+  cells.labels = label_sums(cells, samples.hit);
   return cells;
 }
 
 }  // namespace
 
-Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges) {
+Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges, CellParts parts) {
   const std::size_t n = samples.n, dim = samples.dim;
   ECEKDE_ASSERT(edges.size() == dim);
   if (dim == 1 && edges[0].size() - 1 <= n) return bin_cells(samples, edges[0]);
-  std::vector<BinFinder> bin;
-  for (const std::vector<double>& e : edges) bin.emplace_back(e);
-  std::vector<std::uint32_t> sample_bins(n * dim);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t d = 0; d < dim; ++d) sample_bins[i * dim + d] = bin[d](samples.at(i, d));
+  const SparseBins sample_bins = sparse_bins(samples, edges);
 
   // Cells numbered in order of first appearance, then renumbered in lexicographic order of their bins.
-  std::unordered_map<std::size_t, std::size_t, RowHash, RowEqual> first_seen(
-      16, RowHash{&sample_bins, dim}, RowEqual{&sample_bins, dim});
+  std::unordered_map<std::size_t, std::size_t, SparseHash, SparseEqual> first_seen(16, SparseHash{&sample_bins},
+                                                                                   SparseEqual{&sample_bins});
   std::vector<std::size_t> representative, provisional(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto [it, inserted] = first_seen.try_emplace(i, representative.size());
@@ -169,9 +234,7 @@ Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<dou
   std::vector<std::size_t> order(representative.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto* ra = &sample_bins[representative[a] * dim];
-    const auto* rb = &sample_bins[representative[b] * dim];
-    return std::lexicographical_compare(ra, ra + dim, rb, rb + dim);
+    return sample_bins.less(representative[a], representative[b]);
   });
   std::vector<std::size_t> rank(order.size());
   for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
@@ -179,27 +242,69 @@ Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<dou
   Cells cells;
   cells.dim = dim;
   cells.count = order.size();
-  cells.bins.resize(cells.count * dim);
   cells.size.assign(cells.count, 0);
-  cells.score_sum.assign(cells.count * dim, 0.0);
   cells.cell_of.resize(n);
-  for (std::size_t r = 0; r < cells.count; ++r)
-    std::copy_n(sample_bins.begin() + static_cast<std::ptrdiff_t>(representative[order[r]] * dim), dim,
-                cells.bins.begin() + static_cast<std::ptrdiff_t>(r * dim));
+  if (parts.bins) {
+    cells.bins.assign(cells.count * dim, 0);
+    for (std::size_t r = 0; r < cells.count; ++r) {
+      const std::size_t i = representative[order[r]];
+      for (std::size_t e = sample_bins.begin[i]; e < sample_bins.begin[i + 1]; ++e)
+        cells.bins[r * dim + sample_bins.coord[e]] = sample_bins.bin[e];
+    }
+  }
+  if (parts.score_sums) cells.score_sum.assign(cells.count * dim, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t c = rank[provisional[i]];
     cells.cell_of[i] = c;
     ++cells.size[c];
-    for (std::size_t d = 0; d < dim; ++d) cells.score_sum[c * dim + d] += samples.at(i, d);
+    if (parts.score_sums)
+      for (std::size_t d = 0; d < dim; ++d) cells.score_sum[c * dim + d] += samples.at(i, d);
   }
-  cells.label_sum = label_sums(cells, samples.hit);
+  cells.labels = label_sums(cells, samples.hit);
   return cells;
 }
 
-std::vector<double> label_sums(const Cells& cells, std::span<const std::int32_t> hit) {
-  std::vector<double> sums(cells.count * cells.dim, 0.0);
+LabelSums label_sums(const Cells& cells, std::span<const std::int32_t> hit) {
+  // The hits bucketed by cell (a counting sort), then counted per coordinate within each cell. The counts
+  // are whole numbers, so they are the dense sums' values whatever the order.
+  LabelSums sums;
+  sums.begin.reserve(cells.count + 1);
+  sums.begin.push_back(0);
+  if (cells.dim == 1) {  // one coordinate: a cell's count is its one entry (the one-dimensional problems)
+    std::vector<double> tally(cells.count, 0.0);
+    for (std::size_t i = 0; i < hit.size(); ++i)
+      if (hit[i] >= 0) tally[cells.cell_of[i]] += 1;
+    for (std::size_t c = 0; c < cells.count; ++c) {
+      if (tally[c] > 0) {
+        sums.coord.push_back(0);
+        sums.count.push_back(tally[c]);
+      }
+      sums.begin.push_back(sums.coord.size());
+    }
+    return sums;
+  }
+  std::vector<std::size_t> slot(cells.count + 1, 0);
   for (std::size_t i = 0; i < hit.size(); ++i)
-    if (hit[i] >= 0) sums[cells.cell_of[i] * cells.dim + static_cast<std::size_t>(hit[i])] += 1;
+    if (hit[i] >= 0) ++slot[cells.cell_of[i] + 1];
+  for (std::size_t c = 0; c < cells.count; ++c) slot[c + 1] += slot[c];
+  std::vector<std::uint32_t> bucketed(slot[cells.count]);
+  std::vector<std::size_t> fill(slot.begin(), slot.end() - 1);
+  for (std::size_t i = 0; i < hit.size(); ++i)
+    if (hit[i] >= 0) bucketed[fill[cells.cell_of[i]]++] = static_cast<std::uint32_t>(hit[i]);
+  std::vector<double> tally(cells.dim, 0.0);
+  std::vector<std::uint32_t> named;  // the coordinates a cell's hits name
+  for (std::size_t c = 0; c < cells.count; ++c) {
+    named.clear();
+    for (std::size_t e = slot[c]; e < slot[c + 1]; ++e)
+      if (tally[bucketed[e]]++ == 0) named.push_back(bucketed[e]);
+    std::sort(named.begin(), named.end());
+    for (std::uint32_t d : named) {
+      sums.coord.push_back(d);
+      sums.count.push_back(tally[d]);
+      tally[d] = 0;
+    }
+    sums.begin.push_back(sums.coord.size());
+  }
   return sums;
 }
 

@@ -21,32 +21,69 @@ struct ScoredSamples {
   double at(std::size_t i, std::size_t d) const { return score[i * dim + d]; }
 };
 
+/// doane_bins() of each column of an n x dim row-major array, in one pass over its rows per moment.
+std::vector<std::size_t> doane_bins_of_columns(const double* x, std::size_t n, std::size_t dim);
+
 /// B + 1 non-decreasing edges, edges[0] = 0, edges[B] = 1. Equal width: b / B (correctly rounded).
-/// Equal mass: edges[b] = the score of rank floor(b n / B) (0-based) among the sorted scores, so a run
+/// Equal width reads no scores (they may be empty). Equal mass: edges[b] = the score of rank floor(b n / B) (0-based) among the sorted scores, so a run
 /// of equal scores that straddles a nominal boundary goes entirely to the upper bin.
 std::vector<double> bin_edges(std::span<const double> scores, Binning binning, std::size_t bins);
 
 /// The bin of score s: the largest b < B with edges[b] <= s (so s = 1 lands in the last bin).
 std::uint32_t bin_of(const std::vector<double>& edges, double s);
 
+/// The cells' label sums: per cell, the coordinates that some sample's hit names, in increasing order,
+/// with how many of the cell's samples hit each. Every other sum is zero: at K = 1,000 a cell's dense row
+/// of them was 8 KB, nearly all zeros, made afresh for each bootstrap replicate.
+struct LabelSums {
+  std::vector<std::size_t> begin;     // cell c's entries are [begin[c], begin[c + 1])
+  std::vector<std::uint32_t> coord;   // the coordinate of each entry
+  std::vector<double> count;          // its sum
+};
+
+/// One cell's mean labels (label sum / cell size, 0 where no hit names the coordinate), read in
+/// increasing order of coordinate, each at most once.
+class MeanLabels {
+ public:
+  MeanLabels(const LabelSums& sums, std::size_t cell, std::size_t size)
+      : sums_(&sums), next_(sums.begin[cell]), end_(sums.begin[cell + 1]), size_(static_cast<double>(size)) {}
+
+  double operator()(std::size_t d) {
+    if (next_ < end_ && sums_->coord[next_] == d) return sums_->count[next_++] / size_;
+    return 0.0;
+  }
+
+ private:
+  const LabelSums* sums_;
+  std::size_t next_, end_;
+  double size_;
+};
+
 /// The occupied cells of the grid of per-coordinate bins, in lexicographic order of their bins.
 struct Cells {
   std::size_t dim = 0, count = 0;
-  std::vector<std::uint32_t> bins;   // count x dim
+  std::vector<std::uint32_t> bins;   // count x dim (empty when not asked for: CellParts)
   std::vector<std::size_t> size;     // samples per cell
-  std::vector<double> score_sum;     // count x dim
-  std::vector<double> label_sum;     // count x dim: samples of the cell whose hit is d
+  std::vector<double> score_sum;     // count x dim (empty when not asked for)
+  LabelSums labels;                  // the samples' hits per cell
   std::vector<std::size_t> cell_of;  // sample -> cell
 
   double mean_score(std::size_t c, std::size_t d) const { return score_sum[c * dim + d] / static_cast<double>(size[c]); }
-  double mean_label(std::size_t c, std::size_t d) const { return label_sum[c * dim + d] / static_cast<double>(size[c]); }
+  MeanLabels mean_labels(std::size_t c, const LabelSums& sums) const { return {sums, c, size[c]}; }
+  MeanLabels mean_labels(std::size_t c) const { return mean_labels(c, labels); }
+};
+
+/// What make_cells() fills besides the cells' samples and label sums: their bins and score sums (count x
+/// dim each, which a resampled per-sample estimate at K = 1,000 does not read).
+struct CellParts {
+  bool bins = true, score_sums = true;
 };
 
 /// Groups the samples by their bin vector (a hash map keyed by it: only occupied cells are stored).
-Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges);
+Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges, CellParts parts = {});
 
-/// The cells' label sums (count x dim) for the samples' hits `hit` (-1: none): the data's, or those of
-/// other labels on the same cells.
-std::vector<double> label_sums(const Cells& cells, std::span<const std::int32_t> hit);
+/// The cells' label sums for the samples' hits `hit` (-1: none): the data's, or those of other labels on
+/// the same cells.
+LabelSums label_sums(const Cells& cells, std::span<const std::int32_t> hit);
 
 }  // namespace ecekde::detail

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -155,6 +157,90 @@ TEST(Binned, CellsBinEverySampleAsTheBinarySearchDoes) {
             ASSERT_EQ(cells.bins[cells.cell_of[i] * dim + d], bin_of(edges[d], s.at(i, d))) << i << " " << s.at(i, d);
       }
     }
+}
+
+// The cells against a plain grouping of the dense bin vectors (std::map keyed by them, so in lexicographic
+// order): the same cells in the same order, sizes, score sums and label counts, on samples where bin 0 is
+// nearly every coordinate's (peaked, as at K = 1,000), about half and rare, with ties and repeated
+// samples; and the parts a caller declines are left empty while the rest stay the same.
+TEST(Binned, CellsAreTheDenseBinVectorsGroupedInLexicographicOrder) {
+  using namespace ecekde::detail;
+  ecekde::Rng rng(11);
+  for (std::size_t dim : {2, 5, 40})
+    for (double peak : {0.02, 0.5, 0.95})
+      for (std::size_t bins : {2, 4, 9}) {
+        SCOPED_TRACE(testing::Message() << "dim " << dim << " peak " << peak << " bins " << bins);
+        ScoredSamples s;
+        s.n = 400;
+        s.dim = dim;
+        for (std::size_t i = 0; i < s.n; ++i) {
+          if (i >= 10 && rng.uniform() < 0.2) {  // a repeat of an earlier sample: a cell of several
+            const std::size_t j = static_cast<std::size_t>(rng.uniform() * static_cast<double>(i));
+            for (std::size_t d = 0; d < dim; ++d) s.score.push_back(s.at(j, d));
+          } else {
+            for (std::size_t d = 0; d < dim; ++d) s.score.push_back(rng.uniform() < peak ? 0.5 * rng.uniform() / bins : rng.uniform());
+          }
+          s.hit.push_back(rng.uniform() < 0.1 ? -1 : static_cast<std::int32_t>(rng.uniform() * static_cast<double>(dim)));
+        }
+        const std::vector<std::vector<double>> edges(dim, bin_edges({}, Binning::equal_width, bins));
+        struct Plain {
+          std::size_t size = 0;
+          std::vector<double> score_sum, label_sum;
+        };
+        std::map<std::vector<std::uint32_t>, Plain> plain;
+        std::vector<std::vector<std::uint32_t>> key(s.n);
+        for (std::size_t i = 0; i < s.n; ++i) {
+          for (std::size_t d = 0; d < dim; ++d) key[i].push_back(bin_of(edges[d], s.at(i, d)));
+          Plain& cell = plain[key[i]];
+          cell.score_sum.resize(dim, 0.0);
+          cell.label_sum.resize(dim, 0.0);
+          ++cell.size;
+          for (std::size_t d = 0; d < dim; ++d) cell.score_sum[d] += s.at(i, d);
+          if (s.hit[i] >= 0) cell.label_sum[static_cast<std::size_t>(s.hit[i])] += 1;
+        }
+        const Cells cells = make_cells(s, edges);
+        ASSERT_EQ(cells.count, plain.size());
+        std::size_t c = 0;
+        for (const auto& [bins_of_cell, cell] : plain) {
+          EXPECT_EQ(std::vector<std::uint32_t>(cells.bins.begin() + static_cast<std::ptrdiff_t>(c * dim),
+                                               cells.bins.begin() + static_cast<std::ptrdiff_t>((c + 1) * dim)),
+                    bins_of_cell);
+          EXPECT_EQ(cells.size[c], cell.size);
+          MeanLabels mean_label = cells.mean_labels(c);
+          for (std::size_t d = 0; d < dim; ++d) {
+            EXPECT_EQ(cells.score_sum[c * dim + d], cell.score_sum[d]);
+            EXPECT_EQ(mean_label(d), cell.label_sum[d] / static_cast<double>(cell.size));
+          }
+          ++c;
+        }
+        for (std::size_t i = 0; i < s.n; ++i)
+          ASSERT_EQ(std::distance(plain.begin(), plain.find(key[i])), static_cast<std::ptrdiff_t>(cells.cell_of[i]));
+        const Cells lean = make_cells(s, edges, {.bins = false, .score_sums = false});
+        EXPECT_TRUE(lean.bins.empty());
+        EXPECT_TRUE(lean.score_sum.empty());
+        EXPECT_EQ(lean.cell_of, cells.cell_of);
+        EXPECT_EQ(lean.size, cells.size);
+        EXPECT_EQ(lean.labels.coord, cells.labels.coord);
+        EXPECT_EQ(lean.labels.count, cells.labels.count);
+      }
+}
+
+// Doane's bin counts of several columns, taken row by row, are each column's own count.
+TEST(Binned, DoaneBinsOfColumnsAreEachColumnsOwn) {
+  ecekde::Rng rng(3);
+  for (std::size_t n : {1, 2, 3, 50, 1000}) {
+    const std::size_t dim = 6;
+    std::vector<double> x(n * dim);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < dim; ++c)
+        x[i * dim + c] = c == 0 ? 0.3 : c == 1 ? std::pow(rng.uniform(), 8) : rng.uniform();  // constant, skewed, flat
+    const std::vector<std::size_t> bins = ecekde::detail::doane_bins_of_columns(x.data(), n, dim);
+    for (std::size_t c = 0; c < dim; ++c) {
+      std::vector<double> column(n);
+      for (std::size_t i = 0; i < n; ++i) column[i] = x[i * dim + c];
+      EXPECT_EQ(bins[c], ecekde::doane_bins(column)) << "n " << n << " column " << c;
+    }
+  }
 }
 
 TEST(Binned, EqualWidthEdgesAreClosedBelow) {
