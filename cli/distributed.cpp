@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app.hpp"
+#include "ecekde/error.hpp"
 #include "interrupt.hpp"
 
 #ifdef ECEKDE_WITH_MPI
@@ -65,6 +66,26 @@ std::string before_error_report(int status) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return " (rank " + std::to_string(rank()) + " of " + std::to_string(communicator()->size()) + ")";
+}
+
+RowShare own_share(ProbsView probs, LabelsView labels, bool own_rows) {
+  const Communicator* comm = communicator();
+  if (!own_rows || !comm) return {probs, labels};
+  if (labels.size() != probs.rows())  // as the library says it, for the whole input
+    fail_with("labels has ", labels.size(), " entries but probs has ", probs.rows(), " rows");
+  const auto ranks = static_cast<std::size_t>(comm->size()), me = static_cast<std::size_t>(comm->rank());
+  const std::size_t n = probs.rows(), begin = n * me / ranks, rows = n * (me + 1) / ranks - begin;
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(begin) * probs.row_stride();
+  const ProbsView mine =
+      probs.dtype() == ProbsView::DType::float64
+          ? ProbsView(static_cast<const double*>(probs.data()) + at, rows, probs.cols(), probs.row_stride(), probs.col_stride())
+          : ProbsView(static_cast<const float*>(probs.data()) + at, rows, probs.cols(), probs.row_stride(), probs.col_stride());
+  const std::ptrdiff_t label_at = static_cast<std::ptrdiff_t>(begin) * labels.stride();
+  const LabelsView own_labels =
+      labels.dtype() == LabelsView::DType::int64
+          ? LabelsView(static_cast<const std::int64_t*>(labels.data()) + label_at, rows, labels.stride())
+          : LabelsView(static_cast<const std::int32_t*>(labels.data()) + label_at, rows, labels.stride());
+  return {mine, own_labels};
 }
 
 void require_one_process(std::string_view command) {

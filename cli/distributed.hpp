@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "ecekde/communicator.hpp"
+#include "ecekde/data.hpp"
 
 namespace ecekde::cli {
 
@@ -34,6 +35,14 @@ bool prints();
 /// mpirun's signal to end the job arrives meanwhile, this rank ends quietly with `status`. Returns
 /// " (rank r of R)" to append to the message ("" on rank 0 or alone).
 std::string before_error_report(int status);
+
+/// The rows this rank passes to the library: with `own_rows` (--own-rows, ExecutionOptions::own_rows) its
+/// consecutive share of the input, rank 0 the first rows; otherwise, or alone, all of them.
+struct RowShare {
+  ProbsView probs;
+  LabelsView labels;
+};
+RowShare own_share(ProbsView probs, LabelsView labels, bool own_rows);
 
 /// Throws UsageError when `command` (one that does not split its work) was started on several ranks.
 void require_one_process(std::string_view command);

@@ -60,13 +60,16 @@ struct EstimateCommand {
     o.execution.communicator = communicator();
     const io::Predictions in = load_inputs(input);
     const ProbsView probs = in.probs.view();
+    // With --own-rows each rank passes its share of the rows; an .npy file is mapped, so a rank reads only
+    // the pages of its own rows.
+    const RowShare share = own_share(probs, in.labels.view(), o.execution.own_rows);
 
     Progress shown(prints() && (progress || Progress::stderr_is_terminal()), run_control());
     std::vector<Result> results;
     for (CalibrationType t : chosen_types(named, probs.cols())) {
       o.type = t;
       shown.stage(concat(to_string(o.estimator), " ", to_string(t)),
-                  [&] { results.push_back(estimate(probs, in.labels.view(), o)); });
+                  [&] { results.push_back(estimate(share.probs, share.labels, o)); });
     }
 
     stop_if_interrupted();

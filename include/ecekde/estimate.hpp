@@ -89,6 +89,12 @@ struct ExecutionOptions {
   /// The processes to split the sweeps across (ecekde/communicator.hpp); null = this process alone. Not
   /// owned; must outlive the call.
   Communicator* communicator = nullptr;
+  /// Each process passes only its own rows, consecutive slices of the input in rank order (rank 0 the
+  /// first rows), and blocks of centres travel from rank to rank (a ring), so that no process holds more
+  /// than its share of the input: O(n K / R) memory, results within rounding of one process's (1e-12
+  /// relative), not bitwise. estimate() only, for the paper's canonical estimator (plug-in form, double
+  /// precision, a likelihood criterion for the automatic bandwidth); docs/distributed.md.
+  bool own_rows = false;
 };
 
 /// Automatic bandwidth selection.

@@ -10,6 +10,8 @@ namespace ecekde::mpi {
 
 namespace {
 
+constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are ints
+
 void check(int code, const char* call) {
   if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -54,12 +56,31 @@ Ranks::Ranks(MPI_Comm comm) : comm_(comm) {
 }
 
 void Ranks::all_sum(std::span<double> values) {
-  constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are ints
   for (std::size_t at = 0; at < values.size(); at += kPiece) {
     const int count = static_cast<int>(std::min(kPiece, values.size() - at));
     check(MPI_Allreduce(MPI_IN_PLACE, values.data() + at, count, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
   }
   bytes_ += static_cast<double>(values.size() * sizeof(double));
+}
+
+void Ranks::start_pass(std::span<const double> send, std::span<double> receive) {
+  if (send.size() != receive.size()) throw Error("Ranks::start_pass: send and receive differ in size");
+  if (!pending_.empty()) throw Error("Ranks::start_pass: the previous pass was not finished");
+  const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
+  for (std::size_t at = 0, piece = 0; at < send.size(); at += kPiece, ++piece) {
+    const int count = static_cast<int>(std::min(kPiece, send.size() - at)), tag = static_cast<int>(piece % 32768);
+    pending_.emplace_back();
+    check(MPI_Irecv(receive.data() + at, count, MPI_DOUBLE, previous, tag, comm_, &pending_.back()), "MPI_Irecv");
+    pending_.emplace_back();
+    check(MPI_Isend(send.data() + at, count, MPI_DOUBLE, next, tag, comm_, &pending_.back()), "MPI_Isend");
+  }
+  bytes_passed_ += static_cast<double>(send.size() * sizeof(double));
+}
+
+void Ranks::finish_pass() {
+  std::vector<MPI_Request> requests;
+  requests.swap(pending_);
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 }  // namespace ecekde::mpi

@@ -7,6 +7,27 @@
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
 
+namespace ecekde {
+
+void Communicator::start_pass(std::span<const double> send, std::span<double> receive) {
+  if (send.size() != receive.size()) fail("Communicator::start_pass: send and receive differ in size");
+  pass_send_ = send;
+  pass_receive_ = receive;
+}
+
+void Communicator::finish_pass() {
+  const std::size_t m = pass_send_.size(), R = static_cast<std::size_t>(size());
+  const std::size_t from = (static_cast<std::size_t>(rank()) + R - 1) % R;
+  std::vector<double> all(R * m, 0.0);
+  std::copy(pass_send_.begin(), pass_send_.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank()) * m));
+  all_sum(all);
+  std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(from * m), m, pass_receive_.begin());
+  pass_send_ = {};
+  pass_receive_ = {};
+}
+
+}  // namespace ecekde
+
 namespace ecekde::detail {
 
 void check_same_input(Communicator* comm, std::span<const double> what) {

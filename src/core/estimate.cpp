@@ -11,6 +11,7 @@
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
 #include "core/regression_forms.hpp"
+#include "core/ring_estimate.hpp"
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
 
@@ -214,13 +215,20 @@ std::vector<double> checked_grid(const std::vector<double>& grid) {
 
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
                                     const BandwidthOptions& options, const SweepPlan& plan) {
+  const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
+  return search_bandwidth(problems, options, rows.size(), plan, [&](std::span<const double> bandwidths) {
+    return bandwidth_scores(problems, bandwidths, options.criterion, rows, plan);
+  });
+}
+
+BandwidthSelection search_bandwidth(const std::vector<LabelledPoints>& problems, const BandwidthOptions& options,
+                                    std::size_t rows, const SweepPlan& plan, const BandwidthScorer& scores_at) {
   BandwidthSelection sel;
   sel.criterion = options.criterion;
   sel.grid = checked_grid(options.grid);
-  const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
-  sel.rows = rows.size();
+  sel.rows = rows;
   const PlannedWork planned(plan.control, selection_work(problems, sel.grid, sel.rows, options.refine, plan));
-  sel.score = bandwidth_scores(problems, sel.grid, options.criterion, rows, plan);
+  sel.score = scores_at(sel.grid);
   const auto best = static_cast<std::size_t>(std::max_element(sel.score.begin(), sel.score.end()) - sel.score.begin());
   sel.bandwidth = sel.grid[best];
   sel.best_score = sel.score[best];
@@ -249,7 +257,7 @@ BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
     tree_points(bracket, steps, first ? std::nullopt : std::optional<bool>(fc >= fd), points);
     std::vector<double> bandwidths(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) bandwidths[i] = std::exp(points[i]);
-    const std::vector<double> scores = bandwidth_scores(problems, bandwidths, options.criterion, rows, plan);
+    const std::vector<double> scores = scores_at(bandwidths);
     auto score_at = [&](double t) {  // the tree's points are computed as the steps compute them: bitwise
       const auto it = std::find(points.begin(), points.end(), t);
       ECEKDE_ASSERT(it != points.end());
@@ -294,12 +302,16 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
 double root_of(double ce_pow_p, double p) { return std::pow(std::max(ce_pow_p, 0.0), 1 / p); }
 
 void check_same_options(const EstimateOptions& options, const Prepared& in) {
-  if (!in.plan.communicator) return;
+  check_same_options(options, in.pred.n, in.pred.k, in.plan.communicator);
+}
+
+void check_same_options(const EstimateOptions& options, std::size_t n, std::size_t k, Communicator* comm) {
+  if (!comm) return;
   const BandwidthOptions& b = options.bandwidth_selection;
   double grid = 0;
   for (double h : b.grid) grid += h;
-  check_same_input(in.plan.communicator,
-                   std::vector<double>{static_cast<double>(in.pred.n), static_cast<double>(in.pred.k),
+  check_same_input(comm,
+                   std::vector<double>{static_cast<double>(n), static_cast<double>(k),
                                        static_cast<double>(options.estimator), options.p, options.bandwidth.value_or(-1),
                                        static_cast<double>(b.criterion), static_cast<double>(b.grid.size()), grid,
                                        static_cast<double>(b.refine), static_cast<double>(b.max_rows),
@@ -357,6 +369,7 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   check_options(options);
   if (options.estimator == Estimator::crossfit && options.form != KdeForm::plug_in)
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
+  if (options.execution.own_rows) return detail::own_rows_estimate(probs, labels, options);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   if (options.estimator == Estimator::crossfit) {
     Result r = detail::crossfit_estimate(in, options);

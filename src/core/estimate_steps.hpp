@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,14 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
                                     const BandwidthOptions& options, const SweepPlan& plan);
 
+/// The criterion at each of `bandwidths` (bandwidth_scores, or a ring run's sums over the ranks).
+using BandwidthScorer = std::function<std::vector<double>(std::span<const double> bandwidths)>;
+
+/// choose_bandwidth()'s search with the criterion `scores_at`, averaged over `rows` input rows; `problems`
+/// only size the work for progress and pick the search's lookahead.
+BandwidthSelection search_bandwidth(const std::vector<LabelledPoints>& problems, const BandwidthOptions& options,
+                                    std::size_t rows, const SweepPlan& plan, const BandwidthScorer& scores_at);
+
 /// Validated input, its kernel problems and the sweep plan.
 struct Prepared {
   SweepPlan plan;
@@ -83,6 +92,8 @@ void check_plug_in(const EstimateOptions& options, std::string_view function);
 /// Throws Error on every rank of a split run unless every rank passes the same options (the input itself
 /// is compared by prepare()): ranks that disagree would take different paths through the sweeps.
 void check_same_options(const EstimateOptions& options, const Prepared& in);
+/// The same for a run of n rows of K columns over the ranks of `comm` (null: alone, nothing to check).
+void check_same_options(const EstimateOptions& options, std::size_t n, std::size_t k, Communicator* comm);
 
 /// A Result with type, p, n, k and the bandwidth (explicit, or chosen now) filled in: with check_options()
 /// and prepare() before it, the start every entry point shares (the crossfit estimator checks the

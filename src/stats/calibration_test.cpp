@@ -150,6 +150,7 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   // Read and checked once, not once per copy (an n x K copy each: at K = 1,000 most of a binned test's time).
   const detail::LabelDraws draws(detail::read_probabilities(probs, false), probs.cols());
   // Split across ranks, each computes its share of the copies (as bootstrap()).
+  if (execution.own_rows) fail("own_rows (each rank passing only its own rows) is supported by estimate() only");
   Communicator* comm = detail::split_across(execution.communicator);
   detail::check_same_replicates(comm, probs.rows(), probs.cols(), test.replicates, test.seed);
   const detail::Share mine = detail::share_of(test.replicates, comm);

@@ -6,6 +6,10 @@
 #   different-data   the ranks read different files: one line saying so, non-zero
 #   bad-input        every rank reads a bad row: one line (from rank 0), non-zero
 #   killed-rank      a rank is killed (SIGKILL) mid-run: the job ends, non-zero, within the timeout
+#   own-rows R       --own-rows (each rank reads its own rows, centre blocks pass around a ring): the paper's
+#                    canonical estimate, fixed and automatic h, within 1e-12 relative of the estimate alone
+#   own-rows-bad     --own-rows with a bad value only in rank 1's rows: one line naming rank 1 and the whole
+#                    input's row, non-zero
 # Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
 set -uo pipefail
 ecekde=$1 mpirun_bin=$2 work=$3 case=$4 ranks=${5:-2}
@@ -71,6 +75,38 @@ case "$case" in
     status=$?
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { cat err.txt; fail "exit status $status"; }
     ! pgrep -f "ecekde estimate --probs big_probs" > /dev/null || fail "a rank is still running" ;;
+  own-rows)
+    data e 1500 4
+    for args in "--bandwidth 0.05" "--bandwidth 0.3 --p 2" "--criterion reference --max-rows 500" ""; do
+      # shellcheck disable=SC2086
+      "$ecekde" estimate --estimator paper --type canonical $args --probs e_probs.npy --labels e_labels.npy \
+        --threads 1 --json > alone.json || fail "alone: $args"
+      # shellcheck disable=SC2086
+      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" estimate --estimator paper --type canonical $args --own-rows \
+        --probs e_probs.npy --labels e_labels.npy --threads 1 --json > ranks.json 2> ranks.err \
+        || { cat ranks.err; fail "$ranks ranks: $args"; }
+      # every number of the result (ce, ce_pow_p, bandwidth, the criterion's scores) within 1e-12 relative
+      paste <(grep -A100000 '"results"' alone.json) <(grep -A100000 '"results"' ranks.json) | awk -v what="$args" '
+        { a = $0; sub(/\t.*/, "", a); b = $0; sub(/.*\t/, "", b)
+          gsub(/[", \[\]]/, "", a); gsub(/[", \[\]]/, "", b); na = split(a, x, ":"); nb = split(b, y, ":")
+          va = x[na]; vb = y[nb]
+          if (va ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) {
+            d = va - vb; if (d < 0) d = -d; s = va + 0 < 0 ? -va : va + 0
+            if (d > 1e-12 * s + 1e-300) { print "differs: " a " vs " b; bad = 1 }
+            ++numbers
+          } else if (va != vb) { print "differs: " a " vs " b; bad = 1 } }
+        END { if (numbers < 3) { print "no numbers compared"; bad = 1 }; exit bad }' || fail "$ranks ranks differ: $args"
+      echo "within 1e-12 on $ranks ranks: $args"
+    done ;;
+  own-rows-bad)
+    data e 1500 4
+    printf '0.5,0.5\n0.4,0.6\n0.2,0.8\n0.3,0.7\n0.9,0.9\n0.1,0.9\n' > half.csv && printf '0\n1\n1\n0\n1\n1\n' > half_labels.csv
+    timeout 120 "${mpi[@]}" -np 2 "$ecekde" estimate --estimator paper --type canonical --own-rows \
+      --probs half.csv --labels half_labels.csv > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
+    grep -q "^ecekde: error: rank 1: probs row 4 sums to 1.8" err.txt || { cat err.txt; fail "no one-line error naming rank 1 and row 4"; }
+    [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
   *) fail "unknown case $case" ;;
 esac
 echo "ok: $case"

@@ -8,6 +8,9 @@
 
 #include <mpi.h>
 
+#include <span>
+#include <vector>
+
 #include "ecekde/communicator.hpp"
 
 namespace ecekde::mpi {
@@ -33,21 +36,28 @@ bool launched_by_mpirun();
 [[noreturn]] void abort_all(int status);
 
 /// The ranks of an MPI communicator (not owned; MPI_COMM_WORLD by default). all_sum is MPI_Allreduce,
-/// in pieces of at most 2^30 values; an MPI error throws ecekde::Error with MPI's message.
+/// in pieces of at most 2^30 values; a ring pass is MPI_Isend to the next rank and MPI_Irecv from the
+/// previous one (in the same pieces), completed by MPI_Waitall; an MPI error throws ecekde::Error with
+/// MPI's message.
 class Ranks : public Communicator {
  public:
   explicit Ranks(MPI_Comm comm = MPI_COMM_WORLD);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void all_sum(std::span<double> values) override;
+  void start_pass(std::span<const double> send, std::span<double> receive) override;
+  void finish_pass() override;
 
   /// Bytes this process has passed to all_sum so far (each value counted once).
   double bytes_summed() const { return bytes_; }
+  /// Bytes this process has sent to the next rank in ring passes so far.
+  double bytes_passed() const { return bytes_passed_; }
 
  private:
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  double bytes_ = 0;
+  double bytes_ = 0, bytes_passed_ = 0;
+  std::vector<MPI_Request> pending_;
 };
 
 }  // namespace ecekde::mpi

@@ -1,0 +1,108 @@
+// Runs whose ranks each hold only their own rows (ExecutionOptions::own_rows): the rows stay where they
+// are and the centres travel. Each rank packs its centres into one block (its label runs, its points'
+// x transposed and the kernel's offsets at the bandwidths in play), and the blocks pass from rank to
+// rank around a ring (Communicator::start_pass), R steps in all: at each step a rank sweeps its own rows
+// against the block it holds while the next block is in transit. A rank holds its own n/R rows and two
+// blocks, O(n K / R), never the whole input.
+//
+// A row's sums over the blocks are kept max-shifted, as OnlineMax keeps them within a sweep, and merged
+// block by block, the rank's own block first. Results agree with a single process to rounding, not
+// bitwise: a single process meets the centres in one label-sorted order, the ring block by block.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/problems.hpp"
+#include "core/sweep.hpp"
+
+namespace ecekde::detail {
+
+/// Where a rank's rows sit among all ranks' rows: rank r holds rows [first, first + own) of the whole
+/// input, the ranks' rows following one another in rank order.
+struct RingLayout {
+  Communicator* comm = nullptr;  // null: alone (one block, no passes)
+  std::size_t n = 0;             // rows over all ranks
+  std::size_t own = 0;           // this rank's rows
+  std::size_t first = 0;         // the whole input's index of this rank's first row
+  std::size_t largest = 0;       // the most rows one rank holds
+};
+
+/// The layout of `own` rows of `k` columns on each rank of `comm` (one all_sum). Throws on every rank,
+/// with the same message, when the ranks' column counts differ.
+RingLayout ring_layout(Communicator* comm, std::size_t own, std::size_t k);
+
+/// Throws Error on every rank of `comm` when `failure` (the message of this rank's failure, empty for
+/// none) is not empty on some rank: the lowest failing rank's message, prefixed "rank r: " (alone: the
+/// message itself). One all_sum, so that no rank is left waiting for one that failed.
+void throw_if_any_failed(Communicator* comm, const std::string& failure);
+
+/// A block of centres as it travels, in one buffer of doubles: count, then the class run boundaries
+/// (classes + 1), x transposed (dim x count), then `sets` rows of the centres' offsets a_i(h) (one per
+/// bandwidth). Sized for the largest block, so that every rank passes the same number of values.
+class CentreBlock {
+ public:
+  /// The buffer of a label-sorted problem's centres with offsets[s][i] for centre i.
+  static std::vector<double> pack(const LabelledPoints& lp, const std::vector<std::vector<double>>& offsets,
+                                  std::size_t largest);
+
+  /// Reads a packed buffer of points of dimension `dim`, with `sets` rows of offsets.
+  CentreBlock(std::span<const double> buffer, std::size_t classes, std::size_t dim, std::size_t sets);
+
+  std::size_t count() const { return count_; }
+  /// dim x count, unit stride along the centres.
+  const double* x_t() const { return x_t_; }
+  /// The class runs (classes, class_begin) as reducers read them; its points are this block's x_t().
+  const LabelledPoints& runs() const { return runs_; }
+  /// offsets()[s][i]: centre i's offset in set s.
+  const std::vector<std::vector<double>>& offsets() const { return offsets_; }
+
+ private:
+  std::size_t count_ = 0;
+  const double* x_t_ = nullptr;
+  LabelledPoints runs_;
+  std::vector<std::vector<double>> offsets_;
+};
+
+/// Calls visit(block, own) once for every rank's block of `buffer`s (CentreBlock::pack), this rank's own
+/// first (own: the block's centres are this rank's rows, in their order), then the previous rank's, and
+/// so on, while the next block is in transit.
+template <class Visit>
+void around_the_ring(const RingLayout& at, std::vector<double> buffer, std::size_t classes, std::size_t dim,
+                     std::size_t sets, Visit visit) {
+  const int ranks = at.comm ? at.comm->size() : 1;
+  std::vector<double> incoming(ranks > 1 ? buffer.size() : 0);
+  for (int step = 0; step < ranks; ++step) {
+    const bool more = step + 1 < ranks;
+    if (more) at.comm->start_pass(buffer, incoming);
+    try {
+      visit(CentreBlock(buffer, classes, dim, sets), step == 0);
+    } catch (...) {
+      if (more) at.comm->finish_pass();  // the transfer must end before its buffers do
+      throw;
+    }
+    if (!more) break;
+    at.comm->finish_pass();
+    buffer.swap(incoming);
+  }
+}
+
+/// The sweep of this rank's rows (their log x) against one travelling block, on this process's threads.
+template <class Reducer>
+void sweep_block(const KernelPoints& rows, const CentreBlock& block, const SweepPlan& plan, const Reducer& reducer) {
+  if (rows.n == 0 || block.count() == 0) return;
+  SweepPlan alone = plan;
+  alone.communicator = nullptr;
+  sweep_blocks(rows.log_x.data(), block.x_t(), rows.n, block.count(), rows.dim, plan.kernels->dot, alone, reducer);
+}
+
+/// Adds `count` sums scaled by exp(m) into a row's running ones, scaled by exp(acc_m): both are brought to
+/// the larger scale (m = -inf: nothing to add).
+void add_shifted(double& acc_m, double* acc, double m, const double* sums, std::size_t count);
+
+/// log(exp(a) + exp(b)), with -inf standing for exp's 0.
+double log_add(double a, double b);
+
+}  // namespace ecekde::detail

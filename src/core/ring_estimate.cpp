@@ -1,0 +1,145 @@
+// estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the paper's canonical
+// estimate, its sweeps run around the ring of ring.hpp. The automatic bandwidth is the same search as
+// alone (search_bandwidth); each criterion value is the sum over the ranks of their rows' log kernel sums.
+#include "core/ring_estimate.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/estimate_steps.hpp"
+#include "core/numeric.hpp"
+#include "core/reducers.hpp"
+#include "core/ring.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr double kNone = -std::numeric_limits<double>::infinity();
+
+// Throws unless own_rows supports `options` (the same on every rank: options are checked to agree).
+void check_ring_applies(const EstimateOptions& options) {
+  auto refuse = [](std::string_view what) {
+    fail_with("own_rows (each rank passing only its own rows) supports the paper's canonical estimate only: "
+              "estimator paper, type canonical, form plug-in, precision double and a likelihood criterion; got ",
+              what);
+  };
+  if (options.estimator != Estimator::paper) refuse(concat("estimator ", to_string(options.estimator)));
+  if (options.type != CalibrationType::canonical) refuse(concat("type ", to_string(options.type)));
+  if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
+  if (options.execution.precision != Precision::double_) refuse("precision float");
+  if (!options.bandwidth && options.bandwidth_selection.criterion == BandwidthCriterion::loo_regression)
+    refuse("criterion loo-regression");
+}
+
+// The criterion at each bandwidth: per row, the log kernel sum over every centre of every block; summed
+// over this rank's criterion rows, then over the ranks.
+std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPoints& lp,
+                                          std::span<const std::size_t> rows, std::size_t total_rows,
+                                          std::span<const double> bandwidths, BandwidthCriterion criterion,
+                                          const SweepPlan& plan) {
+  const KernelPoints& x = lp.points;
+  const std::size_t H = bandwidths.size();
+  std::vector<std::vector<double>> offsets(H, std::vector<double>(x.n));
+  std::vector<double> inv_h(H);
+  for (std::size_t b = 0; b < H; ++b) {
+    x.centre_offsets(bandwidths[b], offsets[b]);
+    inv_h[b] = 1 / bandwidths[b];
+  }
+  // The rows as evaluation points: all of this rank's, or its criterion rows with their own positions.
+  const bool every_row = rows.size() == x.n;
+  const RowSubset subset = every_row ? RowSubset{} : row_subset(lp, rows);
+  const KernelPoints& side = every_row ? x : subset.points;
+  const std::vector<std::size_t> nobody(side.n, std::numeric_limits<std::size_t>::max());
+  std::vector<double> log_sums(side.n * H, kNone);
+  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), lp.classes, x.dim, H,
+                  [&](const CentreBlock& block, bool own) {
+                    auto finish = [&](std::size_t j, const double* v) {
+                      for (std::size_t b = 0; b < H; ++b) log_sums[j * H + b] = log_add(log_sums[j * H + b], v[b]);
+                    };
+                    const std::span<const std::size_t> self = own ? std::span<const std::size_t>(subset.self) : nobody;
+                    sweep_block(side, block, plan, LogKernelSums(*plan.kernels, block.offsets(), inv_h, finish, self));
+                  });
+  std::vector<double> scores(H), column(side.n);
+  for (std::size_t b = 0; b < H; ++b) {
+    for (std::size_t j = 0; j < side.n; ++j) column[j] = log_sums[j * H + b];
+    scores[b] = accurate_sum(column);
+  }
+  combine_shares(at.comm, scores);
+  const double log_norm = std::log(static_cast<double>(at.n - 1));
+  for (std::size_t b = 0; b < H; ++b) {
+    scores[b] = scores[b] / static_cast<double>(total_rows) - log_norm;
+    if (criterion == BandwidthCriterion::reference) scores[b] -= std::log(bandwidths[b]);
+  }
+  return scores;
+}
+
+// The mean over all ranks' rows of row_error at bandwidth h.
+double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
+  const KernelPoints& x = lp.points;
+  const std::size_t L = lp.classes;
+  std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
+  x.centre_offsets(h, offsets[0]);
+  std::vector<double> scale(x.n, kNone), sums(x.n * L, 0.0);
+  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), L, x.dim, 1, [&](const CentreBlock& block, bool own) {
+    auto finish = [&](std::size_t j, double m, const double* v) { add_shifted(scale[j], sums.data() + j * L, m, v, L); };
+    sweep_block(x, block, plan, ClassSums(block.runs(), *plan.kernels, block.offsets()[0], 1 / h, finish, own));
+  });
+  std::vector<double> terms(x.n), total(1);
+  for (std::size_t j = 0; j < x.n; ++j) terms[j] = row_error(lp, j, sums.data() + j * L, p);
+  total[0] = accurate_sum(terms);
+  combine_shares(at.comm, total);
+  return total[0] / static_cast<double>(at.n);
+}
+
+}  // namespace
+
+Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+  check_ring_applies(options);
+  ExecutionOptions execution = options.execution;
+  execution.own_rows = false;  // SweepPlan::from refuses it for the entry points that do not take it
+  SweepPlan plan = SweepPlan::from(execution);
+  const RingLayout at = ring_layout(plan.communicator, probs.rows(), probs.cols());
+  plan.communicator = nullptr;  // the ring passes blocks itself; each block's sweep runs on this rank alone
+  const std::size_t k = probs.cols();
+  check_same_options(options, at.n, k, at.comm);
+  if (k > 0) check_type_applies(options.type, k);
+  if (at.n < 2) fail_with("need at least 2 samples, got ", at.n);
+  CheckedPredictions pred;
+  std::string failure;
+  try {
+    pred = read_predictions(probs, labels, options.renormalize, {at.first, true});
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  throw_if_any_failed(at.comm, failure);
+  const std::vector<LabelledPoints> problems = make_problems(pred, options.type, plan.threads);
+  const LabelledPoints& lp = problems.front();
+
+  const PlannedWork planned(plan.control, static_cast<double>(at.own) * static_cast<double>(at.n));
+  Result r;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = at.n;
+  r.k = k;
+  if (options.bandwidth) {
+    r.bandwidth = *options.bandwidth;
+  } else {
+    const BandwidthOptions& b = options.bandwidth_selection;
+    // The whole input's criterion rows, as alone; this rank scores those among its own.
+    const std::vector<std::size_t> chosen = criterion_rows(at.n, b.max_rows);
+    std::vector<std::size_t> mine;
+    for (std::size_t row : chosen)
+      if (row >= at.first && row < at.first + at.own) mine.push_back(row - at.first);
+    r.selection = search_bandwidth(problems, b, chosen.size(), plan, [&](std::span<const double> bandwidths) {
+      return ring_bandwidth_scores(at, lp, mine, chosen.size(), bandwidths, b.criterion, plan);
+    });
+    r.bandwidth = r.selection->bandwidth;
+  }
+  r.ce_pow_p = ring_mean_error(at, lp, r.bandwidth, options.p, plan);
+  r.ce = root_of(r.ce_pow_p, options.p);
+  return r;
+}
+
+}  // namespace ecekde::detail

@@ -1,0 +1,224 @@
+// Ranks that each pass only their own rows (ExecutionOptions::own_rows; src/core/ring.hpp), as threads of
+// this process (thread_ranks.hpp): the estimate and its bandwidth criterion against the plain oracle and
+// against estimate() alone on the whole input, over sizes, ranks (including ranks with no rows), threads,
+// block sizes, bandwidths and p; bad input on one rank; what the ring refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/distributed.hpp"
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/estimate.hpp"
+#include "generate.hpp"
+#include "oracle.hpp"
+#include "thread_ranks.hpp"
+
+namespace {
+
+using ecekde::CalibrationType;
+using ecekde::Estimator;
+
+// Rank `rank` of `ranks`'s rows of d: the consecutive share ecekde's own splits use.
+struct Slice {
+  ecekde::ProbsView probs;
+  ecekde::LabelsView labels;
+};
+
+Slice slice_of(const oracle::Data& d, int rank, int ranks) {
+  const ecekde::detail::Share s = ecekde::detail::share_of(d.n, rank, ranks);
+  return {ecekde::ProbsView::row_major(d.f.data() + s.begin * d.k, s.size(), d.k),
+          ecekde::LabelsView(d.y.data() + s.begin, s.size())};
+}
+
+ecekde::EstimateOptions paper_canonical() {
+  ecekde::EstimateOptions o;
+  o.estimator = Estimator::paper;
+  o.type = CalibrationType::canonical;
+  o.execution.own_rows = true;
+  return o;
+}
+
+// Every rank's estimate from its own rows.
+std::vector<ecekde::Result> on_ranks(const oracle::Data& d, int ranks, const ecekde::EstimateOptions& options) {
+  std::vector<ecekde::Result> got(static_cast<std::size_t>(ranks));
+  ecekde::testing::ThreadRanks group(ranks);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    ecekde::EstimateOptions mine = options;
+    mine.execution.communicator = &comm;
+    const Slice s = slice_of(d, rank, ranks);
+    got[static_cast<std::size_t>(rank)] = ecekde::estimate(s.probs, s.labels, mine);
+  });
+  return got;
+}
+
+double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+
+// At a fixed bandwidth: the plain formula of the paper, to 1e-12 relative, on every rank, however the rows
+// are split (n = 3 on 4 ranks leaves one rank without rows) and swept.
+TEST(Ring, FixedBandwidthMatchesTheOracle) {
+  for (std::size_t k : {3, 10})
+    for (std::size_t n : {3, 8, 61, 203}) {
+      const oracle::Data d = testdata::softmax_predictions(n, k, 100 + n + k);
+      for (double h : {0.03, 0.4})
+        for (double p : {1.0, 2.0}) {
+          const double expected = oracle::canonical(d, h, p);
+          for (int ranks : {1, 2, 3, 4})
+            for (int threads : {1, 2})
+              for (std::size_t block : {5, 512}) {
+                ecekde::EstimateOptions o = paper_canonical();
+                o.bandwidth = h;
+                o.p = p;
+                o.execution.threads = threads;
+                o.execution.block_size = block;
+                const std::string what = "n " + std::to_string(n) + ", K " + std::to_string(k) + ", h " +
+                                         std::to_string(h) + ", p " + std::to_string(p) + ", " +
+                                         std::to_string(ranks) + " ranks, " + std::to_string(threads) +
+                                         " threads, block " + std::to_string(block);
+                for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
+                  EXPECT_LT(relative(r.ce_pow_p, expected), 1e-12) << what << ": " << r.ce_pow_p << " vs " << expected;
+                  EXPECT_EQ(r.n, n) << what;
+                  EXPECT_EQ(r.k, k) << what;
+                  EXPECT_EQ(r.bandwidth, h) << what;
+                }
+              }
+        }
+    }
+}
+
+// The automatic bandwidth: the criterion on the grid equals the oracle's leave-one-out likelihood, and the
+// whole search (grid, refinement, answer) equals the one of estimate() alone on the whole input, with
+// every row in the criterion and with a random subset of rows (max_rows), for both likelihood criteria.
+TEST(Ring, AutomaticBandwidthMatchesAlone) {
+  const oracle::Data d = testdata::softmax_predictions(230, 4, 7);
+  for (auto criterion : {ecekde::BandwidthCriterion::loo_likelihood, ecekde::BandwidthCriterion::reference})
+    for (std::size_t max_rows : {0, 57}) {
+      ecekde::EstimateOptions o = paper_canonical();
+      o.bandwidth_selection.criterion = criterion;
+      o.bandwidth_selection.max_rows = max_rows;
+      o.execution.threads = 2;
+      ecekde::EstimateOptions whole = o;
+      whole.execution.own_rows = false;
+      const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                    ecekde::LabelsView(d.y), whole);
+      ASSERT_TRUE(alone.selection);
+      for (int ranks : {1, 2, 3, 4}) {
+        const std::string what = std::string(ecekde::to_string(criterion)) + ", max_rows " + std::to_string(max_rows) +
+                                 ", " + std::to_string(ranks) + " ranks";
+        for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
+          ASSERT_TRUE(r.selection) << what;
+          ASSERT_EQ(r.selection->score.size(), alone.selection->score.size()) << what;
+          for (std::size_t b = 0; b < r.selection->score.size(); ++b) {
+            EXPECT_LT(relative(r.selection->score[b], alone.selection->score[b]), 1e-12) << what << ", grid " << b;
+            if (max_rows == 0 && criterion == ecekde::BandwidthCriterion::loo_likelihood)
+              EXPECT_LT(relative(r.selection->score[b], oracle::loo_canonical(d, r.selection->grid[b])), 1e-12)
+                  << what << ", oracle, grid " << b;
+          }
+          ASSERT_EQ(r.selection->refined_grid.size(), alone.selection->refined_grid.size()) << what;
+          EXPECT_EQ(r.selection->rows, alone.selection->rows) << what;
+          EXPECT_LT(relative(r.bandwidth, alone.bandwidth), 1e-12) << what;
+          EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what;
+        }
+      }
+    }
+}
+
+// A bad value on one rank: every rank throws, with that rank's message, naming the row by its index in
+// the whole input; none is left waiting.
+TEST(Ring, BadRowOnOneRankStopsEveryRankWithItsMessage) {
+  oracle::Data d = testdata::softmax_predictions(40, 3, 5);
+  d.f[23 * 3 + 1] = std::numeric_limits<double>::quiet_NaN();  // row 23: rank 2 of 3 holds rows 26..39
+  d.y[31] = 7;                                                  // and a label out of range on rank 2
+  for (int ranks : {2, 3}) {
+    std::vector<std::string> messages(static_cast<std::size_t>(ranks));
+    ecekde::testing::ThreadRanks group(ranks);
+    group.run([&](int rank, ecekde::Communicator& comm) {
+      ecekde::EstimateOptions o = paper_canonical();
+      o.bandwidth = 0.1;
+      o.execution.communicator = &comm;
+      const Slice s = slice_of(d, rank, ranks);
+      try {
+        ecekde::estimate(s.probs, s.labels, o);
+      } catch (const ecekde::Error& e) {
+        messages[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+    // Row 23 is on rank 1 of 2 (rows 20..39) and on rank 1 of 3 (rows 13..25); the label's row 31 on the
+    // same rank of 2 (after row 23 in reading order) and on rank 2 of 3: the lowest failing rank speaks.
+    for (const std::string& m : messages)
+      EXPECT_EQ(m, "rank 1: probs row 23, column 1: value nan is not finite") << ranks << " ranks";
+  }
+}
+
+TEST(Ring, RanksWithDifferentColumnCountsStop) {
+  const oracle::Data three = testdata::softmax_predictions(20, 3, 1), four = testdata::softmax_predictions(20, 4, 1);
+  std::vector<std::string> messages(2);
+  ecekde::testing::ThreadRanks group(2);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    ecekde::EstimateOptions o = paper_canonical();
+    o.bandwidth = 0.1;
+    o.execution.communicator = &comm;
+    const oracle::Data& d = rank == 0 ? three : four;
+    try {
+      ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
+    } catch (const ecekde::Error& e) {
+      messages[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (const std::string& m : messages)
+    EXPECT_EQ(m, "the ranks' probabilities have different numbers of columns (rank 0: K = 3; rank 1: K = 4): every "
+                 "rank must pass its own rows of the same input");
+}
+
+// What the ring does not compute is refused with a message, never computed from a slice as if it were the
+// whole input.
+TEST(Ring, RefusesWhatItDoesNotCompute) {
+  const oracle::Data d = testdata::softmax_predictions(30, 3, 2);
+  const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  auto refused = [&](ecekde::EstimateOptions o, const std::string& what) {
+    try {
+      ecekde::estimate(probs, ecekde::LabelsView(d.y), o);
+    } catch (const ecekde::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "not refused: " << what;
+  };
+  ecekde::EstimateOptions o = paper_canonical();
+  o.estimator = Estimator::crossfit;
+  refused(o, "got estimator crossfit");
+  o = paper_canonical();
+  o.type = CalibrationType::marginal;
+  refused(o, "got type marginal");
+  o = paper_canonical();
+  o.execution.precision = ecekde::Precision::single;
+  refused(o, "got precision float");
+  o = paper_canonical();
+  o.bandwidth_selection.criterion = ecekde::BandwidthCriterion::loo_regression;
+  refused(o, "got criterion loo-regression");
+  o = paper_canonical();
+  o.bandwidth = 0.1;
+  EXPECT_THROW(ecekde::bootstrap_kde(probs, ecekde::LabelsView(d.y), o), ecekde::Error);
+}
+
+// The default ring pass (Communicator::start_pass over all_sum): each rank receives the previous rank's
+// values, R - 1 passes bring every rank's values round to every rank.
+TEST(Ring, DefaultPassMovesEachBlockToTheNextRank) {
+  for (int ranks : {1, 2, 3, 4}) {
+    ecekde::testing::ThreadRanks group(ranks);
+    group.run([&](int rank, ecekde::Communicator& comm) {
+      std::vector<double> held{static_cast<double>(rank), -static_cast<double>(rank) - 0.5}, incoming(2);
+      for (int step = 1; step < ranks; ++step) {
+        comm.start_pass(held, incoming);
+        comm.finish_pass();
+        held.swap(incoming);
+        const double from = static_cast<double>((rank - step + ranks) % ranks);
+        EXPECT_EQ(held[0], from) << ranks << " ranks, step " << step;
+        EXPECT_EQ(held[1], -from - 0.5) << ranks << " ranks, step " << step;
+      }
+    });
+  }
+}
+
+}  // namespace
