@@ -1,8 +1,10 @@
 // Distributed estimates under mpirun, for the scaling model of docs/distributed.md:
-//   mpirun -np R ecekde_mpi_scaling N K TYPE ESTIMATOR H THREADS REPEATS
+//   mpirun -np R ecekde_mpi_scaling N K TYPE ESTIMATOR H THREADS REPEATS [own-rows]
 // (H: a bandwidth, or "auto"). Every rank generates the same n x K softmax predictions (seed 1), runs
 // ecekde::estimate REPEATS times on the ranks of MPI_COMM_WORLD and rank 0 prints one JSON line: the
-// median and minimum seconds, the bytes each rank passed to all_sum per estimate, and CE_p^p.
+// median and minimum seconds, the bytes each rank passed to all_sum and sent in ring passes per
+// estimate, the largest peak heap of a rank during an estimate (the input not counted), and CE_p^p.
+// With own-rows, each rank passes only its share of the rows (ExecutionOptions::own_rows: the ring).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,11 +16,13 @@
 #include "ecekde/mpi.hpp"
 #include "ecekde/names.hpp"
 #include "ecekde/random.hpp"
+#include "heap_tracker.hpp"
 
 int main(int argc, char** argv) {
   ecekde::mpi::Session session(argc, argv);
-  if (argc != 8) {
-    std::fprintf(stderr, "usage: %s N K TYPE ESTIMATOR H THREADS REPEATS\n", argv[0]);
+  const bool own_rows = argc == 9 && std::string(argv[8]) == "own-rows";
+  if (argc != 8 && !own_rows) {
+    std::fprintf(stderr, "usage: %s N K TYPE ESTIMATOR H THREADS REPEATS [own-rows]\n", argv[0]);
     return 2;
   }
   try {
@@ -44,19 +48,31 @@ int main(int argc, char** argv) {
     if (std::string(argv[5]) != "auto") o.bandwidth = std::stod(argv[5]);
     o.execution.threads = std::stoi(argv[6]);
     o.execution.communicator = &world;
+    o.execution.own_rows = own_rows;
+    const auto R = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
+    const std::size_t first = own_rows ? n * me / R : 0, rows = own_rows ? n * (me + 1) / R - first : n;
     const int repeats = std::max(1, std::stoi(argv[7]));
     std::vector<double> seconds;
-    double value = 0;
+    double value = 0, peak = 0;
     for (int r = 0; r < repeats; ++r) {
+      const bench::HeapWatch heap;
       const auto t0 = std::chrono::steady_clock::now();
-      value = ecekde::estimate(ecekde::ProbsView::row_major(f.data(), n, k), ecekde::LabelsView(y), o).ce_pow_p;
+      value = ecekde::estimate(ecekde::ProbsView::row_major(f.data() + first * k, rows, k),
+                               ecekde::LabelsView(y.data() + first, rows), o).ce_pow_p;
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      peak = std::max(peak, heap.peak_bytes());
     }
     std::sort(seconds.begin(), seconds.end());
+    const double summed = world.bytes_summed() / repeats, passed = world.bytes_passed() / repeats;
+    std::vector<double> peaks(R, 0.0);
+    peaks[me] = peak;
+    world.all_sum(peaks);
     if (world.rank() == 0)
-      std::printf("{\"ranks\": %d, \"n\": %zu, \"k\": %zu, \"median_s\": %.6g, \"min_s\": %.6g, "
-                  "\"all_sum_bytes_per_estimate\": %.6g, \"ce_pow_p\": %.17g}\n",
-                  world.size(), n, k, seconds[seconds.size() / 2], seconds.front(), world.bytes_summed() / repeats, value);
+      std::printf("{\"ranks\": %d, \"own_rows\": %s, \"n\": %zu, \"k\": %zu, \"median_s\": %.6g, \"min_s\": %.6g, "
+                  "\"all_sum_bytes_per_estimate\": %.6g, \"ring_bytes_per_estimate\": %.6g, "
+                  "\"peak_heap_bytes\": %.6g, \"ce_pow_p\": %.17g}\n",
+                  world.size(), own_rows ? "true" : "false", n, k, seconds[seconds.size() / 2], seconds.front(),
+                  summed, passed, *std::max_element(peaks.begin(), peaks.end()), value);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ecekde_mpi_scaling: error: %s\n", e.what());
     ecekde::mpi::abort_all(1);
