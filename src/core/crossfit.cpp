@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "core/logit_fit.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
+#include "core/ring.hpp"
 #include "core/score_tree.hpp"
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
@@ -61,17 +63,20 @@ double logit(double s, double rest) { return safe_log(s, kFeatureFloor) - safe_l
 // A restricted cubic spline basis (linear beyond the outer knots) of a score's logit, with knots at fixed
 // quantiles of the values it is built from (no labels) and each basis function scaled to unit spread over
 // them, so that the pilot can bend where a temperature or Beta map cannot (mixing with the uniform
-// distribution, non-monotone distortions) at the cost of a few parameters.
+// distribution, non-monotone distortions) at the cost of a few parameters. With `ranks` (own_rows), the
+// values are every rank's: the knots are the same order statistics, the spreads the same sums.
 class LogitSpline {
  public:
   static constexpr std::size_t kKnots = 5, kFunctions = kKnots - 2;
 
-  explicit LogitSpline(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    for (std::size_t q = 0; q < kKnots; ++q) {
-      const double at = (0.05 + 0.9 * static_cast<double>(q) / (kKnots - 1)) * static_cast<double>(values.size() - 1);
-      knots_[q] = values[static_cast<std::size_t>(at)];
-    }
+  explicit LogitSpline(std::vector<double> values, Communicator* ranks = nullptr) {
+    std::vector<double> count{static_cast<double>(values.size())};
+    combine_shares(ranks, count);
+    std::array<std::size_t, kKnots> at{};
+    for (std::size_t q = 0; q < kKnots; ++q)
+      at[q] = static_cast<std::size_t>((0.05 + 0.9 * static_cast<double>(q) / (kKnots - 1)) * (count[0] - 1));
+    const std::vector<double> knots = order_statistics(ranks, values, at);  // sorts values
+    std::copy(knots.begin(), knots.end(), knots_.begin());
     for (std::size_t q = 1; q < kKnots; ++q) knots_[q] = std::max(knots_[q], knots_[q - 1] + 1e-6);
     scale_.fill(1.0);
     std::array<double, kFunctions> sum{}, sum_sq{}, b{};
@@ -79,7 +84,14 @@ class LogitSpline {
       basis(t, b.data());
       for (std::size_t f = 0; f < kFunctions; ++f) sum[f] += b[f], sum_sq[f] += b[f] * b[f];
     }
-    const double m = static_cast<double>(values.size());
+    if (ranks) {
+      std::vector<double> sums(sum.begin(), sum.end());
+      sums.insert(sums.end(), sum_sq.begin(), sum_sq.end());
+      ranks->all_sum(sums);
+      std::copy_n(sums.begin(), kFunctions, sum.begin());
+      std::copy_n(sums.begin() + kFunctions, kFunctions, sum_sq.begin());
+    }
+    const double m = count[0];
     for (std::size_t f = 0; f < kFunctions; ++f) {
       const double var = sum_sq[f] / m - (sum[f] / m) * (sum[f] / m);
       scale_[f] = var > 0 ? 1 / std::sqrt(var) : 1.0;
@@ -151,6 +163,38 @@ Problem make_problem(const LabelledPoints& lp) {
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
 // share and the pilots are combined), stopped by `control` between Newton steps.
+// Each fold's training rows and held-out rows (sorted positions).
+struct FoldRows {
+  std::vector<std::vector<std::size_t>> train, held_out;
+};
+
+FoldRows fold_rows(const LabelledPoints& lp, const std::vector<std::size_t>& fold_of_input, std::size_t folds) {
+  FoldRows out{std::vector<std::vector<std::size_t>>(folds), std::vector<std::vector<std::size_t>>(folds)};
+  for (std::size_t j = 0; j < lp.points.n; ++j)
+    for (std::size_t f = 0; f < folds; ++f) (fold_of_input[lp.original[j]] == f ? out.held_out : out.train)[f].push_back(j);
+  return out;
+}
+
+// Writes the pilot of the rows `rows` (sorted positions) under theta into pr.pilot.
+void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows) {
+  // Predicted in chunks, so that the probabilities in flight stay small at K = 1,000.
+  constexpr std::size_t kChunk = 256;
+  std::vector<double> prob(std::min(kChunk, rows.size()) * design.L);
+  for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
+    const std::span<const std::size_t> chunk = rows.subspan(begin, std::min(kChunk, rows.size() - begin));
+    predict_logit(design, theta, chunk, prob.data());
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      const std::size_t j = chunk[i];
+      if (pr.depth == 1) {
+        pr.pilot[j] = prob[i * 2 + 1];
+      } else {
+        std::copy_n(prob.begin() + static_cast<std::ptrdiff_t>(i * design.L), pr.depth,
+                    pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
+      }
+    }
+  }
+}
+
 void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
                     const std::vector<std::size_t>& fold_of_input, std::size_t folds, int threads,
                     const RunControl* control, Communicator* comm = nullptr) {
@@ -158,9 +202,7 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
   const std::size_t n = lp.points.n;
   cache_rows(design, n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
-  std::vector<std::vector<std::size_t>> train(folds), held_out(folds);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t f = 0; f < folds; ++f) (fold_of_input[lp.original[j]] == f ? held_out : train)[f].push_back(j);
+  const auto [train, held_out] = fold_rows(lp, fold_of_input, folds);
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
   auto fit = [&](std::size_t f, std::span<const double> start) {
     return train[f].empty() ? std::vector<double>(design.parameters(), 0.0)
@@ -176,35 +218,39 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
       [&](std::size_t own_fold, int) {
         const std::size_t f = mine.begin + own_fold;
         if (held_out[f].empty()) return;
-        const std::vector<double> theta = f == 0 ? first : fit(f, first);
-        // Predicted in chunks, so that the probabilities in flight stay small at K = 1,000.
-        constexpr std::size_t kChunk = 256;
-        const std::span<const std::size_t> rows = held_out[f];
-        std::vector<double> prob(std::min(kChunk, rows.size()) * design.L);
-        for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
-          const std::span<const std::size_t> chunk = rows.subspan(begin, std::min(kChunk, rows.size() - begin));
-          predict_logit(design, theta, chunk, prob.data());
-          for (std::size_t i = 0; i < chunk.size(); ++i) {
-            const std::size_t j = chunk[i];
-            if (pr.depth == 1) {
-              pr.pilot[j] = prob[i * 2 + 1];
-            } else {
-              std::copy_n(prob.begin() + static_cast<std::ptrdiff_t>(i * design.L), pr.depth,
-                          pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth));
-            }
-          }
-        }
+        predict_pilot(pr, design, f == 0 ? first : fit(f, first), held_out[f]);
       },
       control);
   combine_shares(comm, pr.pilot);
 }
 
+// crossfit_pilot() when each rank holds only its own rows (own_rows): every fold is fitted on all ranks'
+// training rows, one fold after another on the calling thread (each objective's sums combined over the
+// ranks), and each rank predicts its own held-out rows.
+void crossfit_pilot_on_ring(Problem& pr, LogitDesign design, const TileKernels& kernels,
+                            const std::vector<std::size_t>& fold_of_input, std::size_t folds,
+                            const RunControl* control, Communicator* ranks) {
+  const LabelledPoints& lp = *pr.lp;
+  cache_rows(design, lp.points.n, kMaxCachedDesign);
+  pr.pilot.assign(lp.points.n * pr.depth, 0.0);
+  const auto [train, held_out] = fold_rows(lp, fold_of_input, folds);
+  std::vector<double> training(folds);
+  for (std::size_t f = 0; f < folds; ++f) training[f] = static_cast<double>(train[f].size());
+  combine_shares(ranks, training);
+  auto fit = [&](std::size_t f, std::span<const double> start) {
+    return training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
+                            : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start, ranks);
+  };
+  const std::vector<double> first = fit(0, {});
+  for (std::size_t f = 0; f < folds; ++f) predict_pilot(pr, design, f == 0 ? first : fit(f, first), held_out[f]);
+}
+
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s).
-LogitDesign beta_design(const LabelledPoints& lp) {
+LogitDesign beta_design(const LabelledPoints& lp, Communicator* ranks = nullptr) {
   std::vector<double> t(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) t[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
-  auto spline = std::make_shared<const LogitSpline>(std::move(t));
+  auto spline = std::make_shared<const LogitSpline>(std::move(t), ranks);
   LogitDesign d;
   d.L = 2;
   d.D = 3 + LogitSpline::kFunctions;
@@ -226,12 +272,13 @@ LogitDesign beta_design(const LabelledPoints& lp) {
 // and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by the
 // classes, bends every probability alike. A row's probabilities are read from the input's rows (`pred`,
 // the same values as lp's points, which holds them transposed: a row's K values n apart).
-LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<double>& top_fit) {
+LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<double>& top_fit,
+                             Communicator* ranks = nullptr) {
   const std::size_t K = lp.classes, n = lp.points.n;
   std::vector<double> t;
   t.reserve(n * K);
   for (double f : pred.f) t.push_back(logit(f, 1 - f));  // the spline sorts them: any order
-  auto spline = std::make_shared<const LogitSpline>(std::move(t));
+  auto spline = std::make_shared<const LogitSpline>(std::move(t), ranks);
   LogitDesign d;
   d.L = K;
   d.D = 2 + LogitSpline::kFunctions;
@@ -397,8 +444,9 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
   return scores;
 }
 
-// Mean leave-one-out Brier score of a corrected estimate.
-double brier(const Problem& pr, const Corrected& c) {
+// Mean leave-one-out Brier score of a corrected estimate; on a ring (own_rows), over every rank's rows,
+// `rows` of them in all.
+double brier(const Problem& pr, const Corrected& c, Communicator* ranks = nullptr, std::size_t rows = 0) {
   const std::size_t R = c.self.size(), depth = pr.depth;
   std::vector<double> terms(R);
   for (std::size_t q = 0; q < R; ++q) {
@@ -409,13 +457,13 @@ double brier(const Problem& pr, const Corrected& c) {
     }
     terms[q] = e;
   }
-  return accurate_sum(terms) / static_cast<double>(R);
+  return total_over_ranks(ranks, terms) / static_cast<double>(ranks ? rows : R);
 }
 
-double median(std::vector<double> v) {
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
+// The median (the upper one of an even count) of every rank's values, n of them in all.
+double median(std::vector<double> v, Communicator* ranks, std::size_t n) {
+  const std::size_t middle = n / 2;
+  return order_statistics(ranks, v, std::span<const std::size_t>(&middle, 1))[0];
 }
 
 // The corrected estimates of every problem at one bandwidth shared by all, chosen from `grid` by the
@@ -508,6 +556,125 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   return fit;
 }
 
+// Bytes of per-row sums the ring keeps across its blocks at once (ring_payload_sums): a grid of bandwidths
+// goes round the ring in groups of at most this much.
+constexpr std::size_t kRingSumsBytes = std::size_t{512} << 20;
+
+// The corrections' kernel sums of a problem whose rows are split over the ranks (own_rows): for each of
+// `bandwidths` and each of this rank's evaluated rows (the points `side`; own centre at self[q], or q when
+// self is empty), m, D, Q and A (depth values) over every rank's centres, each block's sums merged into
+// the row's as the blocks come round. Bandwidths share each tile's dot products (SharedDots).
+std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<const double> bandwidths,
+                                                   const KernelPoints& side, std::span<const std::size_t> self,
+                                                   const RingLayout& at, const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t H = bandwidths.size(), depth = pr.depth, width = depth + 3, stride = payload_stride(depth);
+  std::vector<std::vector<double>> offsets(H, std::vector<double>(lp.points.n));
+  for (std::size_t b = 0; b < H; ++b) lp.points.centre_offsets(bandwidths[b], offsets[b]);
+  std::vector<std::vector<double>> sums(H, std::vector<double>(side.n * width, 0.0));
+  for (auto& per_bandwidth : sums)
+    for (std::size_t q = 0; q < side.n; ++q) per_bandwidth[q * width] = -std::numeric_limits<double>::infinity();
+  const std::vector<std::size_t> nobody(side.n, std::numeric_limits<std::size_t>::max());
+  const CentreBlock::Shape shape{lp.classes, lp.points.dim, H, stride};
+  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest, residuals_of(pr), stride), shape,
+                  [&](const CentreBlock& block, bool own) {
+                    auto part = [&](std::size_t b) {
+                      auto merge = [row = sums[b].data(), width, depth](std::size_t q, double m, const double* r) {
+                        double* acc = row + q * width;
+                        // D and A scale as the weights, Q as their squares
+                        if (m == -std::numeric_limits<double>::infinity()) return;
+                        const bool raise = m > acc[0];
+                        const double f = std::exp(raise ? acc[0] - m : m - acc[0]);
+                        if (raise) {
+                          acc[0] = m;
+                          acc[1] = acc[1] * f + r[0];
+                          acc[2] = acc[2] * f * f + r[1];
+                          for (std::size_t l = 0; l < depth; ++l) acc[3 + l] = acc[3 + l] * f + r[2 + l];
+                        } else {
+                          acc[1] += r[0] * f;
+                          acc[2] += r[1] * f * f;
+                          for (std::size_t l = 0; l < depth; ++l) acc[3 + l] += r[2 + l] * f;
+                        }
+                      };
+                      auto unused = [](std::size_t, double, double, const double*) {};
+                      return WithScale(PayloadSums(*plan.kernels, block.offsets()[b], 1 / bandwidths[b], block.payload(),
+                                                   depth, unused, own ? self : std::span<const std::size_t>(nobody)),
+                                       merge);
+                    };
+                    std::vector<decltype(part(0))> parts;
+                    for (std::size_t b = 0; b < H; ++b) parts.push_back(part(b));
+                    sweep_block(side, block, plan, SharedDots(std::move(parts)));
+                  });
+  return sums;
+}
+
+// The corrected estimate of every one of this rank's rows at bandwidth h, over every rank's centres.
+Corrected ring_correct(const Problem& pr, double h, const RingLayout& at, const SweepPlan& plan) {
+  const std::size_t width = pr.depth + 3;
+  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), pr.lp->points, {}, at, plan)[0];
+  Corrected out = evaluated(pr, {});
+  for (std::size_t q = 0; q < out.self.size(); ++q) {
+    const double* row = sums.data() + q * width;
+    double* g = out.g.data() + q * pr.depth;
+    out.neighbours[q] = corrected_row(pr, q, row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; });
+  }
+  return out;
+}
+
+// fit_corrections() for one problem whose rows are split over the ranks (own_rows): the criterion's rows
+// are the whole input's (criterion_rows of all n), each rank scoring those among its own.
+Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows, const RingLayout& at,
+                         const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::vector<std::size_t> chosen = criterion_rows(at.n, max_rows);
+  std::vector<std::size_t> mine;
+  for (std::size_t row : chosen)
+    if (row >= at.first && row < at.first + at.own) mine.push_back(row - at.first);
+  const bool all_rows = chosen.size() == at.n;
+  const RowSubset subset = all_rows ? RowSubset{} : row_subset(lp, mine);
+  const KernelPoints& side = all_rows ? lp.points : subset.points;
+  const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
+  Fit fit;
+  fit.selection.criterion = BandwidthCriterion::loo_regression;
+  fit.selection.grid = grid;
+  fit.selection.rows = chosen.size();
+  if (grid.size() == 1 && all_rows) {  // one candidate on every row: its corrections are the fit, one pass
+    fit.corrected.push_back(ring_correct(pr, grid[0], at, plan));
+    fit.selection.score = {-brier(pr, fit.corrected[0], at.comm, at.n)};
+    fit.selection.bandwidth = grid[0];
+    fit.selection.best_score = fit.selection.score[0];
+    return fit;
+  }
+  // Each bandwidth's score: minus the mean over every rank's criterion rows of the squared error of g.
+  const std::size_t width = pr.depth + 3;
+  const std::size_t group = std::max<std::size_t>(1, kRingSumsBytes / (sizeof(double) * width * std::max<std::size_t>(side.n, 1)));
+  for (std::size_t b0 = 0; b0 < grid.size(); b0 += group) {
+    const std::size_t count = std::min(group, grid.size() - b0);
+    const auto sums = ring_payload_sums(pr, std::span<const double>(grid).subspan(b0, count), side, subset.self, at, plan);
+    for (const std::vector<double>& per_bandwidth : sums) {
+      std::vector<double> terms(side.n);
+      for (std::size_t q = 0; q < side.n; ++q) {
+        const double* row = per_bandwidth.data() + q * width;
+        const std::size_t j = self[q];
+        double e = 0;
+        corrected_row(pr, j, row[1], row[2], row + 3, [&](std::size_t l, double g) {
+          const double d = pr.target(j, l) - g;
+          e += d * d;
+        });
+        terms[q] = e;
+      }
+      fit.selection.score.push_back(-total_over_ranks(at.comm, terms) / static_cast<double>(chosen.size()));
+    }
+  }
+  std::size_t best = 0;
+  for (std::size_t b = 1; b < grid.size(); ++b)
+    if (fit.selection.score[b] > fit.selection.score[best]) best = b;
+  fit.selection.bandwidth = grid[best];
+  fit.selection.best_score = fit.selection.score[best];
+  fit.corrected.push_back(ring_correct(pr, grid[best], at, plan));
+  return fit;
+}
+
 // Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
 // dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full
 // sweep at the chosen one, unless one bandwidth on all rows is the whole fit (PayloadSums' cost per pair).
@@ -556,11 +723,15 @@ double pilot_work(std::size_t count, std::size_t n) {
 // row's own label into its neighbours' pilots. With few distinct predictions canonical figures then read
 // up to 5 times their truth (docs/validation.md, 7.8). A cross-fitted pilot never sees its own fold's labels.
 std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
-                                    std::size_t fold_count, const SweepPlan& plan) {
+                                    std::size_t fold_count, const SweepPlan& plan, const RingLayout* ring) {
   std::vector<Problem> problems{make_problem(lp)};
   WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
-  crossfit_pilot(problems[0], beta_design(lp), *plan.kernels, folds, fold_count, plan.threads, plan.control,
-                 plan.communicator);
+  if (ring)
+    crossfit_pilot_on_ring(problems[0], beta_design(lp, ring->comm), *plan.kernels, folds, fold_count, plan.control,
+                           ring->comm);
+  else
+    crossfit_pilot(problems[0], beta_design(lp), *plan.kernels, folds, fold_count, plan.threads, plan.control,
+                   plan.communicator);
   WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
   std::vector<double> out(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = problems[0].pilot[j];
@@ -585,17 +756,23 @@ double normal_quantile(double level) {
 
 namespace {
 
-// The kernel problems of `in` with their cross-fitted pilots.
-std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options) {
+// The kernel problems of `in` with their cross-fitted pilots; on a ring (own_rows: canonical only), of
+// this rank's rows, fitted on every rank's.
+std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
   const std::vector<std::size_t> folds = folds_of(in.pred, options.folds);
   std::vector<Problem> problems;
   for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
-    const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan);
-    crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), *in.plan.kernels, folds,
-                   options.folds, in.plan.threads, in.plan.control, in.plan.communicator);
+    const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan, ring);
+    if (ring)
+      crossfit_pilot_on_ring(problems[0], canonical_design(in.problems[0], in.pred, top_fit, ring->comm),
+                             *in.plan.kernels, folds, options.folds, in.plan.control, ring->comm);
+    else
+      crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), *in.plan.kernels, folds,
+                     options.folds, in.plan.threads, in.plan.control, in.plan.communicator);
   } else {
+    ECEKDE_ASSERT(!ring);
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
     // the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
     // the folds (one problem: its one task runs inline, on the calling thread, as combining needs).
@@ -627,7 +804,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
 
 std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options) {
   std::vector<std::vector<double>> out;
-  for (const Problem& pr : piloted_problems(in, options)) {
+  for (const Problem& pr : piloted_problems(in, options, nullptr)) {
     const std::size_t n = pr.lp->points.n;
     std::vector<double> pilot(n * pr.depth);
     for (std::size_t j = 0; j < n; ++j)
@@ -638,15 +815,16 @@ std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const Estim
   return out;
 }
 
-Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
-  check_same_options(options, in);
+Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
+  if (!ring) check_same_options(options, in);  // a ring's ranks hold different rows: checked by its caller
+  Communicator* ranks = ring ? ring->comm : nullptr;  // own_rows: the sums over rows are combined over these
   Result r;
   r.estimator = Estimator::crossfit;
   r.type = options.type;
   r.p = options.p;
-  r.n = in.pred.n;
+  r.n = ring ? ring->n : in.pred.n;
   r.k = in.pred.k;
-  const std::size_t n = in.pred.n;
+  const std::size_t n = r.n, own = in.pred.n;
   const std::size_t max_rows = options.bandwidth_selection.max_rows;
   std::vector<double> grid = options.bandwidth ? std::vector<double>{*options.bandwidth}
                              : options.bandwidth_selection.grid.empty() ? residual_grid()
@@ -656,30 +834,31 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   std::sort(grid.begin(), grid.end());
 
   const LabelledPoints& first = in.problems.front();
-  double work = fit_work(in.problems.size(), n, first.points.dim, first.one_dimensional ? 1 : first.classes,
+  double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
                          grid.size(), max_rows, in.plan);
-  work += pilot_work(options.type == CalibrationType::canonical ? 1 : in.problems.size(), n);
+  work += pilot_work(options.type == CalibrationType::canonical ? 1 : in.problems.size(), own);
   const PlannedWork planned(in.plan.control, work);
 
-  const std::vector<Problem> problems = piloted_problems(in, options);
-  Fit fit = fit_corrections(problems, grid, max_rows, in.plan);
+  const std::vector<Problem> problems = piloted_problems(in, options, ring);
+  Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, *ring, in.plan)
+                 : fit_corrections(problems, grid, max_rows, in.plan);
   r.bandwidth = fit.selection.bandwidth;
   if (!options.bandwidth) r.selection = std::move(fit.selection);
 
   const double weight = problem_weight(options.type);
-  std::vector<double> term(n, 0.0), influence(n, 0.0), class_term(n);
+  std::vector<double> term(own, 0.0), influence(own, 0.0);
   for (std::size_t q = 0; q < problems.size(); ++q) {
     if (options.type == CalibrationType::marginal) {
-      std::vector<double> own(n, 0.0), unused(n, 0.0);
-      add_row_terms(problems[q], fit.corrected[q], options.p, weight, own, unused);
-      r.class_ce_pow_p.push_back(accurate_sum(own) / static_cast<double>(n));
+      std::vector<double> class_term(own, 0.0), unused(own, 0.0);
+      add_row_terms(problems[q], fit.corrected[q], options.p, weight, class_term, unused);
+      r.class_ce_pow_p.push_back(total_over_ranks(ranks, class_term) / static_cast<double>(n));
     }
     add_row_terms(problems[q], fit.corrected[q], options.p, weight, term, influence);
   }
-  const double raw = accurate_sum(term) / static_cast<double>(n);
-  const double mean_influence = accurate_sum(influence) / static_cast<double>(n);
+  const double raw = total_over_ranks(ranks, term) / static_cast<double>(n);
+  const double mean_influence = total_over_ranks(ranks, influence) / static_cast<double>(n);
   for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
-  r.standard_error = std::sqrt(accurate_sum(influence) / static_cast<double>(n - 1) / static_cast<double>(n));
+  r.standard_error = std::sqrt(total_over_ranks(ranks, influence) / static_cast<double>(n - 1) / static_cast<double>(n));
   r.ce_pow_p = std::max(raw, 0.0);
   r.ce = root_of(r.ce_pow_p, options.p);
   const double z = normal_quantile(options.level);
@@ -696,6 +875,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const LabelledPoints& lp = *problems[q].lp;
     if (lp.one_dimensional) {
+      ECEKDE_ASSERT(!ring);  // the ring runs canonical problems only
       const std::size_t positives = lp.class_begin[2] - lp.class_begin[1], negatives = lp.class_begin[1];
       const std::size_t fewest = std::min(positives, negatives);
       if (fewest < 10) {
@@ -706,7 +886,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options) {
           r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
       }
     }
-    const double neighbours = median(fit.corrected[q].neighbours);
+    const double neighbours = median(fit.corrected[q].neighbours, ranks, n);
     if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
       few_neighbours = true;
       r.warnings.push_back("the kernel estimate rests on few neighbours (median " +

@@ -9,8 +9,11 @@
 
 namespace ecekde::detail {
 
-/// The cross-fit estimate of options.type on prepared input, with its standard error and interval.
-Result crossfit_estimate(const Prepared& in, const EstimateOptions& options);
+struct RingLayout;
+
+/// The cross-fit estimate of options.type on prepared input, with its standard error and interval. With
+/// `ring` (own_rows: canonical only), `in` holds this rank's rows, and the estimate is over all ranks'.
+Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, const RingLayout* ring = nullptr);
 
 /// The cross-fitted pilot of every kernel problem of `in`, in input row order (n x K for canonical, n
 /// values for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.

@@ -122,7 +122,7 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
 // The penalised objective at theta; with grad/hess given, also its gradient and Hessian (P x P).
 double objective(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                  std::span<const std::size_t> rows, double lambda, std::span<const double> theta, double* grad,
-                 double* hess) {
+                 double* hess, Communicator* ranks, double total_rows) {
   const std::size_t P = d.parameters(), L = d.L, D = d.D;
   std::vector<double> scratch(d.row_size()), prob(L), mu(D);
   if (grad) std::fill_n(grad, P, 0.0);
@@ -159,7 +159,16 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
   }
-  const double m = static_cast<double>(rows.size());
+  if (ranks) {  // the sums over every rank's rows
+    const std::size_t P2 = grad ? P + P * P : 0;
+    std::vector<double> sums(1 + P2);
+    sums[0] = nll;
+    if (grad) std::copy_n(grad, P, sums.begin() + 1), std::copy_n(hess, P * P, sums.begin() + 1 + static_cast<std::ptrdiff_t>(P));
+    ranks->all_sum(sums);
+    nll = sums[0];
+    if (grad) std::copy_n(sums.begin() + 1, P, grad), std::copy_n(sums.begin() + 1 + static_cast<std::ptrdiff_t>(P), P * P, hess);
+  }
+  const double m = total_rows;
   double penalty = 0;
   for (double t : theta) penalty += t * t;
   if (grad)
@@ -199,13 +208,15 @@ void cholesky_solve(std::vector<double>& H, std::vector<double>& g, std::size_t 
 
 std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const int> labels,
                               std::span<const std::size_t> rows, double lambda, const RunControl* control,
-                              std::span<const double> start) {
-  ECEKDE_ASSERT(lambda > 0 && !rows.empty() && (start.empty() || start.size() == design.parameters()));
+                              std::span<const double> start, Communicator* ranks) {
+  std::vector<double> total_rows{static_cast<double>(rows.size())};
+  if (ranks) ranks->all_sum(total_rows);
+  ECEKDE_ASSERT(lambda > 0 && total_rows[0] > 0 && (start.empty() || start.size() == design.parameters()));
   const std::size_t P = design.parameters();
   std::vector<double> theta(start.begin(), start.end());
   if (theta.empty()) theta.assign(P, 0.0);
   std::vector<double> grad(P), hess(P * P), step(P), trial(P), trial_grad(P), trial_hess(P * P);
-  double value = objective(design, kernels, labels, rows, lambda, theta, grad.data(), hess.data());
+  double value = objective(design, kernels, labels, rows, lambda, theta, grad.data(), hess.data(), ranks, total_rows[0]);
   for (int iteration = 0; iteration < 100; ++iteration) {
     WorkLedger::check(control);
     step = grad;
@@ -222,7 +233,8 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
     double t = 1, next = value;
     for (int halving = 0; halving < 60; ++halving, t /= 2) {
       for (std::size_t a = 0; a < P; ++a) trial[a] = theta[a] - t * step[a];
-      next = objective(design, kernels, labels, rows, lambda, trial, trial_grad.data(), trial_hess.data());
+      next = objective(design, kernels, labels, rows, lambda, trial, trial_grad.data(), trial_hess.data(), ranks,
+                       total_rows[0]);
       if (quadratic || next <= value - 0.25 * t * decrease) break;
     }
     if (!(next < value) && !(quadratic && std::isfinite(next))) break;

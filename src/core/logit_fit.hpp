@@ -2,6 +2,8 @@
 // estimator (crossfit.cpp). Small parameter counts only (a dense Hessian, solved by Cholesky).
 #pragma once
 
+#include "ecekde/communicator.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -42,10 +44,12 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 /// a backtracking line search, from `start` (empty: theta = 0, the offsets themselves) until the Newton
 /// decrement reaches rounding. Two-class designs take their rows' exp and log1p from `kernels`. Throws
 /// Cancelled at the next Newton step once `control` is cancelled (one step at K = 1,000 is a pass over a
-/// (K + D)^2 Hessian per row).
+/// (K + D)^2 Hessian per row). With `ranks` (ExecutionOptions::own_rows) each rank passes its own rows
+/// and the fit is over all ranks' rows: every objective's sums are combined by an all_sum, so every rank
+/// takes the same steps to the same parameters.
 std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const int> labels,
                               std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr,
-                              std::span<const double> start = {});
+                              std::span<const double> start = {}, Communicator* ranks = nullptr);
 
 /// Writes P_j (L values) under theta of each row j = rows[i] into out[i L, (i + 1) L).
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,

@@ -301,6 +301,9 @@ class PayloadSums {
 
   void finish(std::size_t j, const double* record) const { finish_(j, record[0], record[1], record + 2); }
 
+  /// Row q's scale m: its record's sums are those of exp(s_ji - m) (ring.hpp's WithScale).
+  double scale(const Scratch& s, std::size_t q) const { return s.max[q].m; }
+
   /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
   /// the squared weights, brought to the weights' scale.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "core/messages.hpp"
+#include "core/numeric.hpp"
 
 namespace ecekde::detail {
 
@@ -61,10 +64,11 @@ void throw_if_any_failed(Communicator* comm, const std::string& failure) {
 }
 
 std::vector<double> CentreBlock::pack(const LabelledPoints& lp, const std::vector<std::vector<double>>& offsets,
-                                      std::size_t largest) {
+                                      std::size_t largest, std::span<const double> payload, std::size_t per_centre) {
   const KernelPoints& x = lp.points;
   const std::size_t n = x.n;
-  std::vector<double> buffer(1 + lp.classes + 1 + largest * (x.dim + offsets.size()), 0.0);
+  ECEKDE_ASSERT(payload.size() == n * per_centre);
+  std::vector<double> buffer(1 + lp.classes + 1 + largest * (x.dim + offsets.size() + per_centre), 0.0);
   buffer[0] = static_cast<double>(n);
   std::transform(lp.class_begin.begin(), lp.class_begin.end(), buffer.begin() + 1,
                  [](std::size_t b) { return static_cast<double>(b); });
@@ -74,20 +78,82 @@ std::vector<double> CentreBlock::pack(const LabelledPoints& lp, const std::vecto
     ECEKDE_ASSERT(set.size() == n);
     at = std::copy(set.begin(), set.end(), at);
   }
+  std::copy(payload.begin(), payload.end(), at);
   return buffer;
 }
 
-CentreBlock::CentreBlock(std::span<const double> buffer, std::size_t classes, std::size_t dim, std::size_t sets)
+CentreBlock::CentreBlock(std::span<const double> buffer, const Shape& shape)
     : count_(static_cast<std::size_t>(buffer[0])) {
-  runs_.classes = classes;
-  runs_.class_begin.resize(classes + 1);
-  std::transform(buffer.begin() + 1, buffer.begin() + static_cast<std::ptrdiff_t>(2 + classes),
+  runs_.classes = shape.classes;
+  runs_.class_begin.resize(shape.classes + 1);
+  std::transform(buffer.begin() + 1, buffer.begin() + static_cast<std::ptrdiff_t>(2 + shape.classes),
                  runs_.class_begin.begin(), [](double b) { return static_cast<std::size_t>(b); });
-  x_t_ = buffer.data() + 2 + classes;
-  const double* offsets = x_t_ + dim * count_;
-  ECEKDE_ASSERT(offsets + sets * count_ <= buffer.data() + buffer.size());
-  for (std::size_t s = 0; s < sets; ++s)
+  x_t_ = buffer.data() + 2 + shape.classes;
+  const double* offsets = x_t_ + shape.dim * count_;
+  const double* payload = offsets + shape.sets * count_;
+  ECEKDE_ASSERT(payload + shape.per_centre * count_ <= buffer.data() + buffer.size());
+  for (std::size_t s = 0; s < shape.sets; ++s)
     offsets_.emplace_back(offsets + s * count_, offsets + (s + 1) * count_);
+  payload_ = {payload, shape.per_centre * count_};
+}
+
+namespace {
+
+// The doubles' order as unsigned integers (for the bisection): negative values flipped, positive ones
+// above them.
+std::uint64_t order_key(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits >> 63 ? ~bits : bits | (std::uint64_t{1} << 63);
+}
+
+double from_order_key(std::uint64_t key) {
+  const std::uint64_t bits = key >> 63 ? key & ~(std::uint64_t{1} << 63) : ~key;
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::vector<double> order_statistics(Communicator* comm, std::vector<double>& values,
+                                     std::span<const std::size_t> positions) {
+  std::sort(values.begin(), values.end());
+  std::vector<double> out(positions.size());
+  if (!comm) {
+    for (std::size_t q = 0; q < positions.size(); ++q) out[q] = values[positions[q]];
+    return out;
+  }
+  std::vector<std::uint64_t> keys(values.size());
+  std::transform(values.begin(), values.end(), keys.begin(), order_key);
+  // Each position's answer is the smallest key with more than `position` keys at or below it, in [lo, hi].
+  const std::size_t P = positions.size();
+  std::vector<std::uint64_t> lo(P, 0), hi(P, ~std::uint64_t{0});
+  std::vector<double> counts(P);
+  while (true) {
+    bool open = false;
+    for (std::size_t q = 0; q < P; ++q) {
+      const std::uint64_t mid = lo[q] + (hi[q] - lo[q]) / 2;
+      counts[q] = lo[q] < hi[q] ? static_cast<double>(std::upper_bound(keys.begin(), keys.end(), mid) - keys.begin()) : 0;
+      open |= lo[q] < hi[q];
+    }
+    if (!open) break;  // the same on every rank: every rank holds the same brackets
+    comm->all_sum(counts);
+    for (std::size_t q = 0; q < P; ++q) {
+      if (lo[q] == hi[q]) continue;
+      const std::uint64_t mid = lo[q] + (hi[q] - lo[q]) / 2;
+      if (counts[q] > static_cast<double>(positions[q])) hi[q] = mid;
+      else lo[q] = mid + 1;
+    }
+  }
+  for (std::size_t q = 0; q < P; ++q) out[q] = from_order_key(lo[q]);
+  return out;
+}
+
+double total_over_ranks(Communicator* comm, std::span<const double> values) {
+  std::vector<double> total{accurate_sum(values)};
+  combine_shares(comm, total);
+  return total[0];
 }
 
 void add_shifted(double& acc_m, double* acc, double m, const double* sums, std::size_t count) {

@@ -40,16 +40,23 @@ RingLayout ring_layout(Communicator* comm, std::size_t own, std::size_t k);
 void throw_if_any_failed(Communicator* comm, const std::string& failure);
 
 /// A block of centres as it travels, in one buffer of doubles: count, then the class run boundaries
-/// (classes + 1), x transposed (dim x count), then `sets` rows of the centres' offsets a_i(h) (one per
-/// bandwidth). Sized for the largest block, so that every rank passes the same number of values.
+/// (classes + 1), x transposed (dim x count), `sets` rows of the centres' offsets a_i(h) (one per
+/// bandwidth), then a payload of `per_centre` values per centre (PayloadSums' layout for `count` centres).
+/// Sized for the largest block, so that every rank passes the same number of values.
 class CentreBlock {
  public:
-  /// The buffer of a label-sorted problem's centres with offsets[s][i] for centre i.
-  static std::vector<double> pack(const LabelledPoints& lp, const std::vector<std::vector<double>>& offsets,
-                                  std::size_t largest);
+  /// What a block holds besides its points: the sizes every rank's blocks share.
+  struct Shape {
+    std::size_t classes = 0, dim = 0, sets = 0, per_centre = 0;
+  };
 
-  /// Reads a packed buffer of points of dimension `dim`, with `sets` rows of offsets.
-  CentreBlock(std::span<const double> buffer, std::size_t classes, std::size_t dim, std::size_t sets);
+  /// The buffer of a label-sorted problem's centres with offsets[s][i] for centre i and their payload.
+  static std::vector<double> pack(const LabelledPoints& lp, const std::vector<std::vector<double>>& offsets,
+                                  std::size_t largest, std::span<const double> payload = {},
+                                  std::size_t per_centre = 0);
+
+  /// Reads a packed buffer.
+  CentreBlock(std::span<const double> buffer, const Shape& shape);
 
   std::size_t count() const { return count_; }
   /// dim x count, unit stride along the centres.
@@ -58,27 +65,29 @@ class CentreBlock {
   const LabelledPoints& runs() const { return runs_; }
   /// offsets()[s][i]: centre i's offset in set s.
   const std::vector<std::vector<double>>& offsets() const { return offsets_; }
+  /// per_centre x count values.
+  std::span<const double> payload() const { return payload_; }
 
  private:
   std::size_t count_ = 0;
   const double* x_t_ = nullptr;
   LabelledPoints runs_;
   std::vector<std::vector<double>> offsets_;
+  std::span<const double> payload_;
 };
 
 /// Calls visit(block, own) once for every rank's block of `buffer`s (CentreBlock::pack), this rank's own
 /// first (own: the block's centres are this rank's rows, in their order), then the previous rank's, and
 /// so on, while the next block is in transit.
 template <class Visit>
-void around_the_ring(const RingLayout& at, std::vector<double> buffer, std::size_t classes, std::size_t dim,
-                     std::size_t sets, Visit visit) {
+void around_the_ring(const RingLayout& at, std::vector<double> buffer, const CentreBlock::Shape& shape, Visit visit) {
   const int ranks = at.comm ? at.comm->size() : 1;
   std::vector<double> incoming(ranks > 1 ? buffer.size() : 0);
   for (int step = 0; step < ranks; ++step) {
     const bool more = step + 1 < ranks;
     if (more) at.comm->start_pass(buffer, incoming);
     try {
-      visit(CentreBlock(buffer, classes, dim, sets), step == 0);
+      visit(CentreBlock(buffer, shape), step == 0);
     } catch (...) {
       if (more) at.comm->finish_pass();  // the transfer must end before its buffers do
       throw;
@@ -97,6 +106,44 @@ void sweep_block(const KernelPoints& rows, const CentreBlock& block, const Sweep
   alone.communicator = nullptr;
   sweep_blocks(rows.log_x.data(), block.x_t(), rows.n, block.count(), rows.dim, plan.kernels->dot, alone, reducer);
 }
+
+/// A reducer whose per-row sums are scaled by exp(-m), m the row's largest score so far (OnlineMax), with
+/// m put in front of its record, so that the ring can merge a row's records from different blocks.
+/// The reducer tells m by scale(scratch, q); finish(j, m, record) receives the reducer's own record.
+template <class Reducer, class Finish>
+class WithScale {
+ public:
+  WithScale(Reducer reducer, Finish finish) : reducer_(std::move(reducer)), finish_(std::move(finish)) {}
+
+  using Scratch = typename Reducer::Scratch;
+  double work_per_pair() const { return detail::work_per_pair(reducer_); }
+  Scratch scratch(std::size_t rows, std::size_t block) const { return reducer_.scratch(rows, block); }
+  void begin(Scratch& s, std::size_t row0, std::size_t rows) const { reducer_.begin(s, row0, rows); }
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const double* dots,
+            std::size_t ld) const {
+    reducer_.tile(s, row0, rows, col0, cols, dots, ld);
+  }
+  std::size_t record_width() const { return 1 + reducer_.record_width(); }
+  void record(const Scratch& s, std::size_t q, double* out) const {
+    out[0] = reducer_.scale(s, q);
+    reducer_.record(s, q, out + 1);
+  }
+  void finish(std::size_t j, const double* record) const { finish_(j, record[0], record + 1); }
+
+ private:
+  Reducer reducer_;
+  Finish finish_;
+};
+
+/// The values at 0-based positions `positions` of all ranks' `values` in increasing order, as one sorted
+/// array of every rank's values would hold them (each position below the total count). Sorts `values`.
+/// Split across ranks: a bisection over the doubles' order, each step one all_sum of the counts at or
+/// below the candidates (at most 64 steps); the values must not be NaN.
+std::vector<double> order_statistics(Communicator* comm, std::vector<double>& values,
+                                     std::span<const std::size_t> positions);
+
+/// The sum over all ranks of `values`: each rank's accurate_sum, combined by an all_sum.
+double total_over_ranks(Communicator* comm, std::span<const double> values);
 
 /// Adds `count` sums scaled by exp(m) into a row's running ones, scaled by exp(acc_m): both are brought to
 /// the larger scale (m = -inf: nothing to add).

@@ -1,12 +1,14 @@
-// estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the paper's canonical
-// estimate, its sweeps run around the ring of ring.hpp. The automatic bandwidth is the same search as
-// alone (search_bandwidth); each criterion value is the sum over the ranks of their rows' log kernel sums.
+// estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the canonical estimate,
+// its sweeps run around the ring of ring.hpp. The paper's automatic bandwidth is the same search as alone
+// (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums; the
+// crossfit estimator (crossfit.cpp) fits its pilots over every rank's rows and corrects on the ring.
 #include "core/ring_estimate.hpp"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
@@ -21,14 +23,14 @@ constexpr double kNone = -std::numeric_limits<double>::infinity();
 // Throws unless own_rows supports `options` (the same on every rank: options are checked to agree).
 void check_ring_applies(const EstimateOptions& options) {
   auto refuse = [](std::string_view what) {
-    fail_with("own_rows (each rank passing only its own rows) supports the paper's canonical estimate only: "
-              "estimator paper, type canonical, form plug-in, precision double and a likelihood criterion; got ",
+    fail_with("own_rows (each rank passing only its own rows) supports the canonical type only, in double "
+              "precision: the crossfit estimator, or the paper's in its plug-in form with a likelihood criterion; got ",
               what);
   };
-  if (options.estimator != Estimator::paper) refuse(concat("estimator ", to_string(options.estimator)));
   if (options.type != CalibrationType::canonical) refuse(concat("type ", to_string(options.type)));
-  if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
   if (options.execution.precision != Precision::double_) refuse("precision float");
+  if (options.estimator == Estimator::crossfit) return;  // its criterion is its own (the Brier score)
+  if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
   if (!options.bandwidth && options.bandwidth_selection.criterion == BandwidthCriterion::loo_regression)
     refuse("criterion loo-regression");
 }
@@ -53,7 +55,7 @@ std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPo
   const KernelPoints& side = every_row ? x : subset.points;
   const std::vector<std::size_t> nobody(side.n, std::numeric_limits<std::size_t>::max());
   std::vector<double> log_sums(side.n * H, kNone);
-  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), lp.classes, x.dim, H,
+  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), {lp.classes, x.dim, H, 0},
                   [&](const CentreBlock& block, bool own) {
                     auto finish = [&](std::size_t j, const double* v) {
                       for (std::size_t b = 0; b < H; ++b) log_sums[j * H + b] = log_add(log_sums[j * H + b], v[b]);
@@ -82,7 +84,7 @@ double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h,
   std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
   x.centre_offsets(h, offsets[0]);
   std::vector<double> scale(x.n, kNone), sums(x.n * L, 0.0);
-  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), L, x.dim, 1, [&](const CentreBlock& block, bool own) {
+  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), {L, x.dim, 1, 0}, [&](const CentreBlock& block, bool own) {
     auto finish = [&](std::size_t j, double m, const double* v) { add_shifted(scale[j], sums.data() + j * L, m, v, L); };
     sweep_block(x, block, plan, ClassSums(block.runs(), *plan.kernels, block.offsets()[0], 1 / h, finish, own));
   });
@@ -106,15 +108,18 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
   check_same_options(options, at.n, k, at.comm);
   if (k > 0) check_type_applies(options.type, k);
   if (at.n < 2) fail_with("need at least 2 samples, got ", at.n);
-  CheckedPredictions pred;
+  Prepared in;
+  in.plan = plan;
   std::string failure;
   try {
-    pred = read_predictions(probs, labels, options.renormalize, {at.first, true});
+    in.pred = read_predictions(probs, labels, options.renormalize, {at.first, true});
   } catch (const Error& e) {
     failure = e.what();
   }
   throw_if_any_failed(at.comm, failure);
-  const std::vector<LabelledPoints> problems = make_problems(pred, options.type, plan.threads);
+  in.problems = make_problems(in.pred, options.type, plan.threads);
+  if (options.estimator == Estimator::crossfit) return crossfit_estimate(in, options, &at);
+  const std::vector<LabelledPoints>& problems = in.problems;
   const LabelledPoints& lp = problems.front();
 
   const PlannedWork planned(plan.control, static_cast<double>(at.own) * static_cast<double>(at.n));

@@ -6,8 +6,8 @@
 #   different-data   the ranks read different files: one line saying so, non-zero
 #   bad-input        every rank reads a bad row: one line (from rank 0), non-zero
 #   killed-rank      a rank is killed (SIGKILL) mid-run: the job ends, non-zero, within the timeout
-#   own-rows R       --own-rows (each rank reads its own rows, centre blocks pass around a ring): the paper's
-#                    canonical estimate, fixed and automatic h, within 1e-12 relative of the estimate alone
+#   own-rows R       --own-rows (each rank reads its own rows, centre blocks pass around a ring): the canonical
+#                    estimate, crossfit and paper, fixed and automatic h, within 1e-12 relative of the estimate alone
 #   own-rows-bad     --own-rows with a bad value only in rank 1's rows: one line naming rank 1 and the whole
 #                    input's row, non-zero
 # Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
@@ -77,12 +77,13 @@ case "$case" in
     ! pgrep -f "ecekde estimate --probs big_probs" > /dev/null || fail "a rank is still running" ;;
   own-rows)
     data e 1500 4
-    for args in "--bandwidth 0.05" "--bandwidth 0.3 --p 2" "--criterion reference --max-rows 500" ""; do
+    for args in "--estimator paper --bandwidth 0.05" "--estimator paper --bandwidth 0.3 --p 2" \
+                "--estimator paper --criterion reference --max-rows 500" "--estimator paper" "" "--max-rows 400 --p 2"; do
       # shellcheck disable=SC2086
-      "$ecekde" estimate --estimator paper --type canonical $args --probs e_probs.npy --labels e_labels.npy \
+      "$ecekde" estimate --type canonical $args --probs e_probs.npy --labels e_labels.npy \
         --threads 1 --json > alone.json || fail "alone: $args"
       # shellcheck disable=SC2086
-      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" estimate --estimator paper --type canonical $args --own-rows \
+      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" estimate --type canonical $args --own-rows \
         --probs e_probs.npy --labels e_labels.npy --threads 1 --json > ranks.json 2> ranks.err \
         || { cat ranks.err; fail "$ranks ranks: $args"; }
       # every number of the result (ce, ce_pow_p, bandwidth, the criterion's scores) within 1e-12 relative
