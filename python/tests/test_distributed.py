@@ -16,6 +16,7 @@ from conftest import softmax_predictions
 
 SPLIT = 170  # rank 0 gets rows [0, SPLIT), rank 1 the rest: uneven shares
 CASES = [dict(), dict(type="marginal"), dict(estimator="paper", type="top-label", p=2.0), dict(type="binary")]
+OWN_ROWS = {"own_crossfit": dict(), "own_paper": dict(estimator="paper"), "own_paper_h": dict(estimator="paper", bandwidth=0.1)}
 
 
 def data_for(case):
@@ -51,6 +52,16 @@ def _rank_main(rank, init_file, out_dir):
     probs, labels = data_for({})
     boot = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1, communicator=et.TorchCommunicator())
     outcomes["bootstrap"] = np.array(boot.ce_pow_p.replicates)
+    # own_rows: each rank passes only its own rows, and the ring's blocks pass point to point.
+    mine = slice(0, SPLIT) if rank == 0 else slice(SPLIT, None)
+    for name, extra in OWN_ROWS.items():
+        own = ecekde.estimate(probs[mine], labels[mine], threads=1, own_rows=True,
+                              communicator=et.TorchCommunicator(), **extra)
+        outcomes[name] = np.array(fields(own))
+    metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
+    if rank == 0:
+        metric.update(probs[:300], labels[:300])
+    outcomes["own_metric"] = np.array(fields(metric.compute()))
     # Bad input on rank 1 only: both ranks raise, with the same message.
     metric = et.CalibrationMetric(threads=1)
     bad = probs[:50].copy()
@@ -82,6 +93,13 @@ def test_two_processes_match_one():
         alone = ecekde.bootstrap_kde(probs, labels, replicates=6, threads=1).ce_pow_p.replicates
         for r in range(2):
             assert np.array_equal(ranks[r]["bootstrap"], alone)
+        for name, extra in OWN_ROWS.items():  # the ring: to rounding, not bitwise
+            alone = np.array(fields(ecekde.estimate(probs, labels, threads=1, **extra)))
+            for r in range(2):
+                np.testing.assert_allclose(ranks[r][name], alone, rtol=1e-12, atol=0, err_msg=name)
+        alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
+        for r in range(2):
+            np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")
         messages = [str(ranks[r]["error"][0]) for r in range(2)]
         assert messages[0] == messages[1]
         assert messages[0].startswith("rank 1: probs row 7") and "not finite" in messages[0], messages[0]
