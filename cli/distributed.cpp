@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 #include <thread>
 
 #include "app.hpp"
@@ -69,11 +70,21 @@ std::string before_error_report(int status) {
 }
 
 RowShare own_share(ProbsView probs, LabelsView labels, bool own_rows) {
-  const Communicator* comm = communicator();
+  Communicator* comm = communicator();
   if (!own_rows || !comm) return {probs, labels};
   if (labels.size() != probs.rows())  // as the library says it, for the whole input
     fail_with("labels has ", labels.size(), " entries but probs has ", probs.rows(), " rows");
   const auto ranks = static_cast<std::size_t>(comm->size()), me = static_cast<std::size_t>(comm->rank());
+  // Every rank must slice the same input: the library sees only the slices, and would join unrelated rows.
+  std::vector<double> sizes(2 * ranks, 0.0);
+  sizes[2 * me] = static_cast<double>(probs.rows());
+  sizes[2 * me + 1] = static_cast<double>(probs.cols());
+  comm->all_sum(sizes);
+  for (std::size_t r = 1; r < ranks; ++r)
+    if (sizes[2 * r] != sizes[0] || sizes[2 * r + 1] != sizes[1])
+      fail_with("the ranks were given different inputs or options (rank 0: n = ", static_cast<std::size_t>(sizes[0]),
+                ", K = ", static_cast<std::size_t>(sizes[1]), "; rank ", r, ": n = ", static_cast<std::size_t>(sizes[2 * r]),
+                ", K = ", static_cast<std::size_t>(sizes[2 * r + 1]), "): every rank must read the same data with the same settings");
   const std::size_t n = probs.rows(), begin = n * me / ranks, rows = n * (me + 1) / ranks - begin;
   const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(begin) * probs.row_stride();
   const ProbsView mine =

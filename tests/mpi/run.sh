@@ -43,10 +43,11 @@ case "$case" in
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
     grep -q "^ecekde: error: .*nowhere.npy.* (rank 1 of 2)$" err.txt || { cat err.txt; fail "no one-line error naming the file and rank"; }
     [ ! -s out.txt ] || fail "something was printed" ;;
-  different-data)
+  different-data)  # [own-rows]: the ranks slice their files instead of each holding one whole
     data c 400 1 && data d 300 2
-    timeout 120 "${mpi[@]}" -np 1 "$ecekde" estimate --probs c_probs.npy --labels c_labels.npy --threads 1 : \
-      -np 1 "$ecekde" estimate --probs d_probs.npy --labels d_labels.npy --threads 1 > out.txt 2> err.txt
+    extra=(); [ "$ranks" = own-rows ] && extra=(--own-rows --type canonical)
+    timeout 120 "${mpi[@]}" -np 1 "$ecekde" estimate --probs c_probs.npy --labels c_labels.npy --threads 1 "${extra[@]}" : \
+      -np 1 "$ecekde" estimate --probs d_probs.npy --labels d_labels.npy --threads 1 "${extra[@]}" > out.txt 2> err.txt
     status=$?
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
     grep -q "^ecekde: error: the ranks were given different inputs or options (rank 0: n = 400, K = 4; rank 1: n = 300, K = 4)" err.txt \
@@ -59,10 +60,11 @@ case "$case" in
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
     grep -q "^ecekde: error: .*row 1" err.txt || { cat err.txt; fail "no one-line error naming the row"; }
     [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
-  killed-rank)
+  killed-rank)  # [own-rows]: killed while the blocks travel around the ring
     data big 6000 3
+    extra=(); [ "$ranks" = own-rows ] && extra=(--own-rows)
     timeout 120 "${mpi[@]}" -np 2 "$ecekde" estimate --probs big_probs.npy --labels big_labels.npy --type canonical \
-      --estimator paper --threads 1 > out.txt 2> err.txt &
+      --estimator paper --threads 1 "${extra[@]}" > out.txt 2> err.txt &
     job=$!
     for _ in $(seq 100); do  # both ranks running
       [ "$(pgrep -f "ecekde estimate --probs big_probs" | wc -l)" -ge 2 ] && break
