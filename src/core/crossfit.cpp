@@ -115,26 +115,6 @@ class LogitSpline {
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
 double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 
-// Each input row's fold, from a hash of the row's probabilities alone: the assignment does not depend on
-// the order of the rows (permuting samples permutes the folds with them), and rows with the same
-// prediction share a fold whatever their labels. Hashing the label too made the fold, among tied rows,
-// a function of the label: a row's pilot was then fitted on its ties of the other label only, biased
-// against its own (a constant calibrated prediction [0.5, 0.5] read CE_1 = 1, the largest possible).
-// With two columns only the last is hashed, so that [1 - p, p] and the one column p share their folds.
-std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds) {
-  std::vector<std::size_t> fold(pred.n);
-  const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
-  for (std::size_t j = 0; j < pred.n; ++j) {
-    std::uint64_t h = 0x63726f7373666974ULL;
-    for (std::size_t c = first; c < pred.k; ++c) {
-      std::uint64_t bits;
-      std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
-      h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)
-    }
-    fold[j] = static_cast<std::size_t>(h % folds);
-  }
-  return fold;
-}
 
 // One kernel problem as the estimator sees it: points in label-sorted order, each row's targets (one-hot
 // class or 0/1) and the values f the error compares with (depth columns: K, or 1 for one dimension).
@@ -744,6 +724,21 @@ std::string count_text(std::size_t count, const char* what) {
 
 }  // namespace
 
+std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds) {
+  std::vector<std::size_t> fold(pred.n);
+  const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
+  for (std::size_t j = 0; j < pred.n; ++j) {
+    std::uint64_t h = 0x63726f7373666974ULL;
+    for (std::size_t c = first; c < pred.k; ++c) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
+      h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)
+    }
+    fold[j] = static_cast<std::size_t>(h % folds);
+  }
+  return fold;
+}
+
 double normal_quantile(double level) {
   // Bisection on P(|Z| <= z) = erf(z / sqrt 2): 200 halvings of [0, 40] reach the rounding limit.
   double lo = 0, hi = 40;
@@ -759,7 +754,7 @@ namespace {
 // The kernel problems of `in` with their cross-fitted pilots; on a ring (own_rows: canonical only), of
 // this rank's rows, fitted on every rank's.
 std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
-  const std::vector<std::size_t> folds = folds_of(in.pred, options.folds);
+  const std::vector<std::size_t> folds = in.folds.empty() ? folds_of(in.pred, options.folds) : in.folds;
   std::vector<Problem> problems;
   for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
   if (options.type == CalibrationType::canonical) {

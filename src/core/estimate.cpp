@@ -376,33 +376,41 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
     detail::warn_of_float_rounding(in, r);
     return r;
   }
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1, true));
-  Result r = detail::start_result(options, in);
-  const double weight = detail::problem_weight(options.type);
+  return detail::paper_estimate(in, options);
+}
+
+namespace detail {
+
+Result paper_estimate(const Prepared& in, const EstimateOptions& options) {
+  const PlannedWork planned(in.plan.control, leave_one_out_work(in, 1, true));
+  Result r = start_result(options, in);
+  const double weight = problem_weight(options.type);
   const std::size_t count = in.problems.size();
   std::vector<double> value(count, 0.0), excluded(count, 0.0);
-  const detail::Share mine = detail::for_each_problem(count, in.plan, [&](std::size_t q, const detail::SweepPlan& own) {
+  const Share mine = for_each_problem(count, in.plan, [&](std::size_t q, const SweepPlan& own) {
     if (options.form == KdeForm::debiased) {
-      const detail::DebiasedMean m = detail::debiased_mean_error(in.problems[q], r.bandwidth, own);
+      const DebiasedMean m = debiased_mean_error(in.problems[q], r.bandwidth, own);
       value[q] = weight * m.value;
       excluded[q] = static_cast<double>(m.excluded_rows);
     } else {
-      value[q] = weight * detail::mean_error(in.problems[q], r.bandwidth, options.p, own);
+      value[q] = weight * mean_error(in.problems[q], r.bandwidth, options.p, own);
     }
   });
   if (mine.size() != count) {
-    detail::combine_shares(in.plan.communicator, value);
-    detail::combine_shares(in.plan.communicator, excluded);
+    combine_shares(in.plan.communicator, value);
+    combine_shares(in.plan.communicator, excluded);
   }
   for (std::size_t q = 0; q < count; ++q) {  // in the problems' order, whatever the split
     if (options.type == CalibrationType::marginal) r.class_ce_pow_p.push_back(value[q]);
     r.ce_pow_p += value[q];
     r.excluded_rows += static_cast<std::size_t>(excluded[q]);
   }
-  r.ce = detail::root_of(r.ce_pow_p, options.p);
-  detail::warn_of_float_rounding(in, r);
+  r.ce = root_of(r.ce_pow_p, options.p);
+  warn_of_float_rounding(in, r);
   return r;
 }
+
+}  // namespace detail
 
 BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const BandwidthOptions& options,
                                     const ExecutionOptions& execution, bool renormalize) {

@@ -58,8 +58,9 @@ BandwidthSelection search_bandwidth(const std::vector<LabelledPoints>& problems,
 /// Validated input, its kernel problems and the sweep plan.
 struct Prepared {
   SweepPlan plan;
-  CheckedPredictions pred;
+  CheckedPredictions pred;  // own rows' one-dimensional types: only n and k (the problems were gathered)
   std::vector<LabelledPoints> problems;
+  std::vector<std::size_t> folds;  // the crossfit fold of each input row when given (gathered); else from pred
 };
 
 /// The smallest bandwidth at which the float path is tested to agree with double (1e-5 relative plus 1e-6
@@ -85,6 +86,9 @@ inline double leave_one_out_work(const Prepared& in, double sweeps_per_pair, boo
 /// Validates and prepares; without labels (bandwidth selection only) every label is 0.
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels);
+
+/// The paper's estimate (Estimator::paper) of prepared input.
+Result paper_estimate(const Prepared& in, const EstimateOptions& options);
 
 /// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
 void check_plug_in(const EstimateOptions& options, std::string_view function);

@@ -45,12 +45,10 @@ void check_type_applies(CalibrationType type, std::size_t k) {
 
 double problem_weight(CalibrationType type) { return type == CalibrationType::binary ? 2.0 : 1.0; }
 
-namespace {
-
-// One-dimensional problem x_j = (s_j, rest_j) with labels 0/1 (rest_j = 1 - s_j, computed from the
-// other columns where there are any, so it keeps full relative precision when s_j is close to 1).
-LabelledPoints one_dimensional(const std::vector<double>& s, const std::vector<double>& rest,
-                               const std::vector<std::int32_t>& positive) {
+// rest_j is computed from the other columns where there are any, so it keeps full relative precision
+// when s_j is close to 1.
+LabelledPoints one_dimensional_problem(const std::vector<double>& s, const std::vector<double>& rest,
+                                       const std::vector<std::int32_t>& positive) {
   const std::size_t n = s.size();
   std::vector<double> x(2 * n);
   for (std::size_t j = 0; j < n; ++j) {
@@ -59,8 +57,6 @@ LabelledPoints one_dimensional(const std::vector<double>& s, const std::vector<d
   }
   return LabelledPoints::make(x, 2, positive, 2, true);
 }
-
-}  // namespace
 
 std::size_t top_index(const CheckedPredictions& pred, std::size_t j) {
   std::size_t top = 0;
@@ -85,7 +81,7 @@ std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, Calibr
         rest[j] = k == 1 ? 1 - s[j] : pred(j, 0);
         positive[j] = pred.y[j];
       }
-      out.push_back(one_dimensional(s, rest, positive));
+      out.push_back(one_dimensional_problem(s, rest, positive));
       break;
     case CalibrationType::top_label:
       for (std::size_t j = 0; j < n; ++j) {
@@ -97,7 +93,7 @@ std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, Calibr
         rest[j] = other;
         positive[j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == top);
       }
-      out.push_back(one_dimensional(s, rest, positive));
+      out.push_back(one_dimensional_problem(s, rest, positive));
       break;
     case CalibrationType::marginal: {
       // rest of class c = (sum of columns before c) + (sum of columns after c): sums of non-negative
@@ -139,7 +135,7 @@ std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, Calibr
             positive_of[w][j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == c0 + w);
           }
         }
-        for (std::size_t w = 0; w < width; ++w) out[c0 + w] = one_dimensional(s_of[w], rest_of[w], positive_of[w]);
+        for (std::size_t w = 0; w < width; ++w) out[c0 + w] = one_dimensional_problem(s_of[w], rest_of[w], positive_of[w]);
       });
       break;
     }

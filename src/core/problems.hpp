@@ -30,6 +30,11 @@ struct LabelledPoints {
   std::size_t label(std::size_t i) const;
 };
 
+/// The one-dimensional problem x_j = (s_j, rest_j), labels 0/1, rows in input order (rest_j = 1 - s_j as
+/// make_problems() forms it, from the other columns).
+LabelledPoints one_dimensional_problem(const std::vector<double>& s, const std::vector<double>& rest,
+                                       const std::vector<std::int32_t>& positive);
+
 /// The column of row j's largest probability; ties go to the lowest index.
 std::size_t top_index(const CheckedPredictions& pred, std::size_t j);
 

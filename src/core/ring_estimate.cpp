@@ -1,5 +1,6 @@
 // estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the canonical estimate,
-// its sweeps run around the ring of ring.hpp. The paper's automatic bandwidth is the same search as alone
+// its sweeps run around the ring of ring.hpp; top-label and binary by gathering their one-dimensional
+// problem (n values). The paper's automatic bandwidth is the same search as alone
 // (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums; the
 // crossfit estimator (crossfit.cpp) fits its pilots over every rank's rows and corrects on the ring.
 #include "core/ring_estimate.hpp"
@@ -23,11 +24,13 @@ constexpr double kNone = -std::numeric_limits<double>::infinity();
 // Throws unless own_rows supports `options` (the same on every rank: options are checked to agree).
 void check_ring_applies(const EstimateOptions& options) {
   auto refuse = [](std::string_view what) {
-    fail_with("own_rows (each rank passing only its own rows) supports the canonical type only, in double "
-              "precision: the crossfit estimator, or the paper's in its plug-in form with a likelihood criterion; got ",
+    fail_with("own_rows (each rank passing only its own rows) supports the top-label and binary types, and the "
+              "canonical type in double precision (crossfit, or paper in its plug-in form with a likelihood "
+              "criterion); got ",
               what);
   };
-  if (options.type != CalibrationType::canonical) refuse(concat("type ", to_string(options.type)));
+  if (options.type == CalibrationType::marginal) refuse("type marginal");
+  if (options.type != CalibrationType::canonical) return;  // gathered: every option of the lone path
   if (options.execution.precision != Precision::double_) refuse("precision float");
   if (options.estimator == Estimator::crossfit) return;  // its criterion is its own (the Brier score)
   if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
@@ -77,6 +80,46 @@ std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPo
   return scores;
 }
 
+// A one-dimensional type's estimate: each rank forms its rows of the problem (score, rest, 0/1 label and
+// crossfit's fold, each from the row alone), and the n rows are gathered on every rank, O(n) values rather
+// than n K; the problem is then computed as the replicated design computes it (rows split over the ranks),
+// bitwise as one process computes it.
+Result gathered_estimate(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
+                         const ExecutionOptions& execution) {
+  const LabelledPoints local = make_problems(pred, options.type)[0];
+  const std::vector<std::size_t> folds = folds_of(pred, options.folds);
+  constexpr std::size_t kWidth = 4;  // s, rest, label, fold
+  std::vector<double> rows(at.n * kWidth, 0.0);
+  for (std::size_t j = 0; j < local.points.n; ++j) {
+    const std::size_t row = local.original[j];
+    double* out = rows.data() + (at.first + row) * kWidth;
+    out[0] = local.points.x(j, 0);
+    out[1] = local.points.x(j, 1);
+    out[2] = static_cast<double>(local.label(j));
+    out[3] = static_cast<double>(folds[row]);
+  }
+  combine_shares(at.comm, rows);  // each value from the one rank that holds its row: x + 0 = x
+  std::vector<double> s(at.n), rest(at.n);
+  std::vector<std::int32_t> positive(at.n);
+  Prepared in;
+  in.plan = SweepPlan::from(execution);
+  in.pred.n = at.n;
+  in.pred.k = pred.k;
+  in.folds.resize(at.n);
+  for (std::size_t r = 0; r < at.n; ++r) {
+    s[r] = rows[r * kWidth];
+    rest[r] = rows[r * kWidth + 1];
+    positive[r] = static_cast<std::int32_t>(rows[r * kWidth + 2]);
+    in.folds[r] = static_cast<std::size_t>(rows[r * kWidth + 3]);
+  }
+  rows = {};
+  in.problems.push_back(one_dimensional_problem(s, rest, positive));
+  if (options.estimator == Estimator::paper) return paper_estimate(in, options);
+  Result r = crossfit_estimate(in, options);
+  warn_of_float_rounding(in, r);
+  return r;
+}
+
 // The mean over all ranks' rows of row_error at bandwidth h.
 double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
   const KernelPoints& x = lp.points;
@@ -117,6 +160,7 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
     failure = e.what();
   }
   throw_if_any_failed(at.comm, failure);
+  if (options.type != CalibrationType::canonical) return gathered_estimate(at, in.pred, options, execution);
   in.problems = make_problems(in.pred, options.type, plan.threads);
   if (options.estimator == Estimator::crossfit) return crossfit_estimate(in, options, &at);
   const std::vector<LabelledPoints>& problems = in.problems;

@@ -6,8 +6,9 @@
 #   different-data   the ranks read different files: one line saying so, non-zero
 #   bad-input        every rank reads a bad row: one line (from rank 0), non-zero
 #   killed-rank      a rank is killed (SIGKILL) mid-run: the job ends, non-zero, within the timeout
-#   own-rows R       --own-rows (each rank reads its own rows, centre blocks pass around a ring): the canonical
-#                    estimate, crossfit and paper, fixed and automatic h, within 1e-12 relative of the estimate alone
+#   own-rows R       --own-rows (each rank reads its own rows; canonical: centre blocks pass around a ring,
+#                    top-label: its scores gathered): crossfit and paper, fixed and automatic h, within 1e-12
+#                    relative of the estimate alone
 #   own-rows-bad     --own-rows with a bad value only in rank 1's rows: one line naming rank 1 and the whole
 #                    input's row, non-zero
 # Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
@@ -61,31 +62,34 @@ case "$case" in
     grep -q "^ecekde: error: .*row 1" err.txt || { cat err.txt; fail "no one-line error naming the row"; }
     [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
   killed-rank)  # [own-rows]: killed while the blocks travel around the ring
-    data big 6000 3
-    extra=(); [ "$ranks" = own-rows ] && extra=(--own-rows)
-    timeout 120 "${mpi[@]}" -np 2 "$ecekde" estimate --probs big_probs.npy --labels big_labels.npy --type canonical \
+    # the data's name is the case's, so that pgrep finds only this case's ranks when ctest runs both at once
+    big=big; extra=(); [ "$ranks" = own-rows ] && big=bigown && extra=(--own-rows)
+    data "$big" 6000 3
+    timeout 120 "${mpi[@]}" -np 2 "$ecekde" estimate --probs "${big}_probs.npy" --labels "${big}_labels.npy" --type canonical \
       --estimator paper --threads 1 "${extra[@]}" > out.txt 2> err.txt &
     job=$!
     for _ in $(seq 100); do  # both ranks running
-      [ "$(pgrep -f "ecekde estimate --probs big_probs" | wc -l)" -ge 2 ] && break
+      [ "$(pgrep -f "ecekde estimate --probs ${big}_probs" | wc -l)" -ge 2 ] && break
       sleep 0.1
     done
     sleep 0.5
-    victim=$(pgrep -n -f "ecekde estimate --probs big_probs") || fail "no rank to kill"
+    victim=$(pgrep -n -f "ecekde estimate --probs ${big}_probs") || fail "no rank to kill"
     kill -9 "$victim"
     wait "$job"
     status=$?
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { cat err.txt; fail "exit status $status"; }
-    ! pgrep -f "ecekde estimate --probs big_probs" > /dev/null || fail "a rank is still running" ;;
+    ! pgrep -f "ecekde estimate --probs ${big}_probs" > /dev/null || fail "a rank is still running" ;;
   own-rows)
     data e 1500 4
-    for args in "--estimator paper --bandwidth 0.05" "--estimator paper --bandwidth 0.3 --p 2" \
-                "--estimator paper --criterion reference --max-rows 500" "--estimator paper" "" "--max-rows 400 --p 2"; do
+    for args in "--type canonical --estimator paper --bandwidth 0.05" "--type canonical --estimator paper --bandwidth 0.3 --p 2" \
+                "--type canonical --estimator paper --criterion reference --max-rows 500" \
+                "--type canonical --estimator paper" "--type canonical" "--type canonical --max-rows 400 --p 2" \
+                "--type top-label" "--type top-label --estimator paper"; do
       # shellcheck disable=SC2086
-      "$ecekde" estimate --type canonical $args --probs e_probs.npy --labels e_labels.npy \
+      "$ecekde" estimate $args --probs e_probs.npy --labels e_labels.npy \
         --threads 1 --json > alone.json || fail "alone: $args"
       # shellcheck disable=SC2086
-      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" estimate --type canonical $args --own-rows \
+      timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" estimate $args --own-rows \
         --probs e_probs.npy --labels e_labels.npy --threads 1 --json > ranks.json 2> ranks.err \
         || { cat ranks.err; fail "$ranks ranks: $args"; }
       # every number of the result (ce, ce_pow_p, bandwidth, the criterion's scores) within 1e-12 relative
