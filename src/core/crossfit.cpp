@@ -465,7 +465,7 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
       problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
         out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own);
       });
-  if (mine.size() == problems.size()) return out;
+  if (mine.size() == problems.size() || plan.owned_problems) return out;  // owned: the others' stay empty
   for (std::size_t q = 0; q < problems.size(); ++q)
     if (q < mine.begin || q >= mine.end)
       out[q] = evaluated(problems[q], rows.empty() ? std::vector<std::size_t>{} : positions_of(*problems[q].lp, rows));
@@ -497,8 +497,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
 }
 
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
-                    const SweepPlan& plan) {
-  const std::size_t n = problems.front().lp->points.n;
+                    const SweepPlan& plan, std::size_t n) {
   const std::vector<std::size_t> rows = criterion_rows(n, max_rows);
   const bool all_rows = rows.size() == n;
   const std::span<const std::size_t> criterion = all_rows ? std::span<const std::size_t>{} : rows;
@@ -508,8 +507,12 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   fit.selection.rows = rows.size();
   if (grid.size() == 1 && all_rows) {  // one candidate on every row: its corrections are the fit, one pass
     fit.corrected = correct_all(problems, grid[0], {}, plan);
+    std::vector<double> briers(problems.size(), 0.0);
+    for (std::size_t q = 0; q < problems.size(); ++q)
+      if (!fit.corrected[q].self.empty()) briers[q] = brier(problems[q], fit.corrected[q]);
+    if (plan.owned_problems) combine_shares(plan.communicator, briers);  // each from its owner
     double score = 0;
-    for (std::size_t q = 0; q < problems.size(); ++q) score -= brier(problems[q], fit.corrected[q]);
+    for (std::size_t q = 0; q < problems.size(); ++q) score -= briers[q];
     fit.selection.score = {score};
     fit.selection.bandwidth = grid[0];
     fit.selection.best_score = score;
@@ -671,8 +674,8 @@ double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t d
 // p < 2 it is weighted as at p = 2, an upper bound: where g - f is within noise of 0 a neighbour's label
 // can flip its sign, a dependence between rows that the linear influence term misses (at p = 1 it would
 // vanish); docs/validation.md, 7.5, measured p = 1 coverage of 87-91% without this and 96-99% with it.
-void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::vector<double>& term,
-                   std::vector<double>& influence) {
+void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::span<double> term,
+                   std::span<double> influence) {
   const LabelledPoints& lp = *pr.lp;
   for (std::size_t j = 0; j < lp.points.n; ++j) {
     double t = 0, extra = 0;
@@ -786,7 +789,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },
         in.plan.control);
-    if (by_problem)
+    if (by_problem && !in.plan.owned_problems)  // owned: each pilot stays with its problem's owner
       for (std::size_t q = 0; q < problems.size(); ++q) {
         if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);
         combine_shares(comm, problems[q].pilot);
@@ -836,20 +839,39 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
 
   const std::vector<Problem> problems = piloted_problems(in, options, ring);
   Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, *ring, in.plan)
-                 : fit_corrections(problems, grid, max_rows, in.plan);
+                 : fit_corrections(problems, grid, max_rows, in.plan, n);
   r.bandwidth = fit.selection.bandwidth;
   if (!options.bandwidth) r.selection = std::move(fit.selection);
 
   const double weight = problem_weight(options.type);
-  std::vector<double> term(own, 0.0), influence(own, 0.0);
-  for (std::size_t q = 0; q < problems.size(); ++q) {
-    if (options.type == CalibrationType::marginal) {
-      std::vector<double> class_term(own, 0.0), unused(own, 0.0);
-      add_row_terms(problems[q], fit.corrected[q], options.p, weight, class_term, unused);
-      r.class_ce_pow_p.push_back(total_over_ranks(ranks, class_term) / static_cast<double>(n));
+  // Owned problems (own rows' marginal): each rank holds its share of the classes over every row, and
+  // the per-row terms go from rank to rank, each adding its classes in turn: the order of one process.
+  const bool owned = in.plan.owned_problems;
+  const Share mine = owned ? share_of(problems.size(), in.plan.communicator) : Share{0, problems.size()};
+  std::vector<double> term(own, 0.0), influence(own, 0.0), class_ce(problems.size(), 0.0);
+  auto add_own_classes = [&](std::span<double> terms) {
+    std::span<double> t = terms.first(own), i = terms.subspan(own);
+    for (std::size_t q = mine.begin; q < mine.end; ++q) {
+      if (options.type == CalibrationType::marginal) {
+        std::vector<double> class_term(own, 0.0), unused(own, 0.0);
+        add_row_terms(problems[q], fit.corrected[q], options.p, weight, class_term, unused);
+        class_ce[q] = total_over_ranks(ranks, class_term) / static_cast<double>(n);
+      }
+      add_row_terms(problems[q], fit.corrected[q], options.p, weight, t, i);
     }
-    add_row_terms(problems[q], fit.corrected[q], options.p, weight, term, influence);
+  };
+  if (!owned) {
+    std::vector<double> both(2 * own, 0.0);
+    add_own_classes(both);
+    std::copy_n(both.begin(), own, term.begin());
+    std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
+  } else {
+    const std::vector<double> both = in_rank_order(in.plan.communicator, 2 * own, add_own_classes);
+    std::copy_n(both.begin(), own, term.begin());
+    std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
+    combine_shares(in.plan.communicator, class_ce);
   }
+  if (options.type == CalibrationType::marginal) r.class_ce_pow_p = class_ce;
   const double raw = total_over_ranks(ranks, term) / static_cast<double>(n);
   const double mean_influence = total_over_ranks(ranks, influence) / static_cast<double>(n);
   for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
@@ -865,13 +887,24 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
     r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
                          " classes: the recalibration map behind the canonical estimate is poorly determined");
+  // Per problem: its positives, negatives and median neighbours (owned: from each problem's owner).
+  std::vector<double> facts(3 * problems.size(), 0.0);
+  for (std::size_t q = mine.begin; q < mine.end; ++q) {
+    const LabelledPoints& lp = *problems[q].lp;
+    if (lp.one_dimensional) {
+      ECEKDE_ASSERT(!ring);  // the ring runs canonical problems only
+      facts[3 * q] = static_cast<double>(lp.class_begin[2] - lp.class_begin[1]);
+      facts[3 * q + 1] = static_cast<double>(lp.class_begin[1]);
+    }
+    facts[3 * q + 2] = median(fit.corrected[q].neighbours, ranks, n);
+  }
+  if (owned) combine_shares(in.plan.communicator, facts);
   std::vector<std::pair<std::size_t, std::string>> rare;  // (class, "3 positives"): one line for them all
   bool few_neighbours = false;
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const LabelledPoints& lp = *problems[q].lp;
     if (lp.one_dimensional) {
-      ECEKDE_ASSERT(!ring);  // the ring runs canonical problems only
-      const std::size_t positives = lp.class_begin[2] - lp.class_begin[1], negatives = lp.class_begin[1];
+      const auto positives = static_cast<std::size_t>(facts[3 * q]), negatives = static_cast<std::size_t>(facts[3 * q + 1]);
       const std::size_t fewest = std::min(positives, negatives);
       if (fewest < 10) {
         const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
@@ -881,7 +914,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
           r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
       }
     }
-    const double neighbours = median(fit.corrected[q].neighbours, ranks, n);
+    const double neighbours = facts[3 * q + 2];
     if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
       few_neighbours = true;
       r.warnings.push_back("the kernel estimate rests on few neighbours (median " +

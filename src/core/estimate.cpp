@@ -214,8 +214,8 @@ std::vector<double> checked_grid(const std::vector<double>& grid) {
 }  // namespace
 
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
-                                    const BandwidthOptions& options, const SweepPlan& plan) {
-  const std::vector<std::size_t> rows = criterion_rows(problems.front().points.n, options.max_rows);
+                                    const BandwidthOptions& options, const SweepPlan& plan, std::size_t n) {
+  const std::vector<std::size_t> rows = criterion_rows(n, options.max_rows);
   return search_bandwidth(problems, options, rows.size(), plan, [&](std::span<const double> bandwidths) {
     return bandwidth_scores(problems, bandwidths, options.criterion, rows, plan);
   });
@@ -330,7 +330,7 @@ Result start_result(const EstimateOptions& options, const Prepared& in) {
   if (options.bandwidth) {
     r.bandwidth = *options.bandwidth;
   } else {
-    r.selection = choose_bandwidth(in.problems, options.bandwidth_selection, in.plan);
+    r.selection = choose_bandwidth(in.problems, options.bandwidth_selection, in.plan, in.pred.n);
     r.bandwidth = r.selection->bandwidth;
   }
   return r;
@@ -417,14 +417,14 @@ BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const
   if (options.criterion == BandwidthCriterion::loo_regression)
     fail("bandwidth criterion loo-regression needs the labels: pass them to select_bandwidth");
   const auto in = detail::prepare(probs, LabelsView{}, type, renormalize, execution, false);
-  return detail::choose_bandwidth(in.problems, options, in.plan);
+  return detail::choose_bandwidth(in.problems, options, in.plan, in.pred.n);
 }
 
 BandwidthSelection select_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
                                     const BandwidthOptions& options, const ExecutionOptions& execution,
                                     bool renormalize) {
   const auto in = detail::prepare(probs, labels, type, renormalize, execution, true);
-  return detail::choose_bandwidth(in.problems, options, in.plan);
+  return detail::choose_bandwidth(in.problems, options, in.plan, in.pred.n);
 }
 
 }  // namespace ecekde

@@ -43,9 +43,9 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
                                      std::span<const double> bandwidths, BandwidthCriterion criterion,
                                      std::span<const std::size_t> rows, const SweepPlan& plan);
 
-/// Grid search plus golden-section refinement.
+/// Grid search plus golden-section refinement, over the criterion rows of n samples.
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,
-                                    const BandwidthOptions& options, const SweepPlan& plan);
+                                    const BandwidthOptions& options, const SweepPlan& plan, std::size_t n);
 
 /// The criterion at each of `bandwidths` (bandwidth_scores, or a ring run's sums over the ranks).
 using BandwidthScorer = std::function<std::vector<double>(std::span<const double> bandwidths)>;

@@ -209,9 +209,8 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
           {.name = "own_rows",
            .help = "Distributed runs: each rank passes only its own rows (consecutive slices in rank order; the CLI "
                    "under mpirun reads each rank's rows itself) and blocks of centres pass around the ranks, so no "
-                   "rank holds the whole input; agrees with one process to 1e-12 relative, not bitwise. The canonical "
-                   "type in double precision (crossfit, or paper in its plug-in form with a likelihood criterion); "
-                   "top-label and binary gather their n scores and agree bitwise; not marginal",
+                   "rank holds the whole input; canonical agrees with one process to 1e-12 relative (double precision; "
+                   "paper: plug-in form, a likelihood criterion), the other types bitwise. estimate only",
            .example = "true",
            .used_by = uses::estimate}),
   };

@@ -58,6 +58,68 @@ LabelledPoints one_dimensional_problem(const std::vector<double>& s, const std::
   return LabelledPoints::make(x, 2, positive, 2, true);
 }
 
+namespace {
+
+// Marginal's problem rows, class by class: emit(c, s_c, rest_c, positive_c), on `threads` (each class once).
+// rest of class c = (sum of columns before c) + (sum of columns after c): sums of non-negative terms, so
+// each keeps full relative precision. The classes go in blocks of 8 (a cache line of a row), in parallel:
+// each block reads its columns row by row, once. Each row's running sums are kept at the blocks' edges
+// first (the sum before the block's first class, the sum after its last), and each block continues them in
+// the same order, so every sum is formed exactly as in one pass.
+template <class Emit>
+void marginal_blocks(const CheckedPredictions& pred, int threads, Emit emit) {
+  const std::size_t n = pred.n, k = pred.k;
+  constexpr std::size_t kBlock = 8;
+  const std::size_t blocks = (k + kBlock - 1) / kBlock;
+  std::vector<double> before_block(n * blocks), after_block(n * blocks);
+  for (std::size_t j = 0; j < n; ++j) {
+    double acc = 0;
+    for (std::size_t c = 0; c < k; ++c) {
+      if (c % kBlock == 0) before_block[j * blocks + c / kBlock] = acc;
+      acc += pred(j, c);
+    }
+    acc = 0;
+    for (std::size_t c = k; c-- > 0;) {
+      if (c % kBlock == kBlock - 1 || c == k - 1) after_block[j * blocks + c / kBlock] = acc;
+      acc += pred(j, c);
+    }
+  }
+  parallel_for(blocks, threads, [&](std::size_t b, int) {
+    const std::size_t c0 = b * kBlock, width = std::min(kBlock, k - c0);
+    std::vector<std::vector<double>> s_of(width, std::vector<double>(n)), rest_of(width, std::vector<double>(n));
+    std::vector<std::vector<std::int32_t>> positive_of(width, std::vector<std::int32_t>(n));
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = before_block[j * blocks + b];
+      for (std::size_t w = 0; w < width; ++w) {
+        rest_of[w][j] = acc;
+        acc += pred(j, c0 + w);
+      }
+      acc = after_block[j * blocks + b];
+      for (std::size_t w = width; w-- > 0;) {
+        rest_of[w][j] += acc;
+        acc += pred(j, c0 + w);
+        s_of[w][j] = pred(j, c0 + w);
+        positive_of[w][j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == c0 + w);
+      }
+    }
+    for (std::size_t w = 0; w < width; ++w) emit(c0 + w, s_of[w], rest_of[w], positive_of[w]);
+  });
+}
+
+}  // namespace
+
+MarginalRows marginal_rows(const CheckedPredictions& pred, int threads) {
+  MarginalRows out{std::vector<std::vector<double>>(pred.k), std::vector<std::vector<double>>(pred.k),
+                   std::vector<std::vector<std::int32_t>>(pred.k)};
+  marginal_blocks(pred, threads, [&](std::size_t c, std::vector<double>& s, std::vector<double>& rest,
+                                     std::vector<std::int32_t>& positive) {
+    out.s[c] = std::move(s);
+    out.rest[c] = std::move(rest);
+    out.positive[c] = std::move(positive);
+  });
+  return out;
+}
+
 std::size_t top_index(const CheckedPredictions& pred, std::size_t j) {
   std::size_t top = 0;
   for (std::size_t c = 1; c < pred.k; ++c)
@@ -95,50 +157,13 @@ std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, Calibr
       }
       out.push_back(one_dimensional_problem(s, rest, positive));
       break;
-    case CalibrationType::marginal: {
-      // rest of class c = (sum of columns before c) + (sum of columns after c): sums of non-negative
-      // terms, so each keeps full relative precision. The classes go in blocks of 8 (a cache line of a
-      // row), in parallel: each block reads its columns row by row, once. Each row's running sums are kept
-      // at the blocks' edges first (the sum before the block's first class, the sum after its last), and
-      // each block continues them in the same order, so every sum is formed exactly as in one pass.
-      constexpr std::size_t kBlock = 8;
-      const std::size_t blocks = (k + kBlock - 1) / kBlock;
-      std::vector<double> before_block(n * blocks), after_block(n * blocks);
-      for (std::size_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (std::size_t c = 0; c < k; ++c) {
-          if (c % kBlock == 0) before_block[j * blocks + c / kBlock] = acc;
-          acc += pred(j, c);
-        }
-        acc = 0;
-        for (std::size_t c = k; c-- > 0;) {
-          if (c % kBlock == kBlock - 1 || c == k - 1) after_block[j * blocks + c / kBlock] = acc;
-          acc += pred(j, c);
-        }
-      }
+    case CalibrationType::marginal:
       out.resize(k);
-      parallel_for(blocks, threads, [&](std::size_t b, int) {
-        const std::size_t c0 = b * kBlock, width = std::min(kBlock, k - c0);
-        std::vector<std::vector<double>> s_of(width, std::vector<double>(n)), rest_of(width, std::vector<double>(n));
-        std::vector<std::vector<std::int32_t>> positive_of(width, std::vector<std::int32_t>(n));
-        for (std::size_t j = 0; j < n; ++j) {
-          double acc = before_block[j * blocks + b];
-          for (std::size_t w = 0; w < width; ++w) {
-            rest_of[w][j] = acc;
-            acc += pred(j, c0 + w);
-          }
-          acc = after_block[j * blocks + b];
-          for (std::size_t w = width; w-- > 0;) {
-            rest_of[w][j] += acc;
-            acc += pred(j, c0 + w);
-            s_of[w][j] = pred(j, c0 + w);
-            positive_of[w][j] = static_cast<std::int32_t>(static_cast<std::size_t>(pred.y[j]) == c0 + w);
-          }
-        }
-        for (std::size_t w = 0; w < width; ++w) out[c0 + w] = one_dimensional_problem(s_of[w], rest_of[w], positive_of[w]);
+      marginal_blocks(pred, threads, [&](std::size_t c, std::vector<double>& s_c, std::vector<double>& rest_c,
+                                         std::vector<std::int32_t>& positive_c) {
+        out[c] = one_dimensional_problem(s_c, rest_c, positive_c);
       });
       break;
-    }
   }
   return out;
 }

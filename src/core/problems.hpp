@@ -38,6 +38,14 @@ LabelledPoints one_dimensional_problem(const std::vector<double>& s, const std::
 /// The column of row j's largest probability; ties go to the lowest index.
 std::size_t top_index(const CheckedPredictions& pred, std::size_t j);
 
+/// Marginal's problem rows: per class c, s_c (the column), rest_c (the other columns' sum, formed as
+/// make_problems() forms it) and positive_c = [y = c], each of n rows in input order.
+struct MarginalRows {
+  std::vector<std::vector<double>> s, rest;
+  std::vector<std::vector<std::int32_t>> positive;
+};
+MarginalRows marginal_rows(const CheckedPredictions& pred, int threads = 1);
+
 /// The problems of `type` on validated predictions, in a fixed order (marginal: class 0, 1, ...), formed
 /// on `threads` (marginal's classes; the problems do not depend on the count).
 std::vector<LabelledPoints> make_problems(const CheckedPredictions& pred, CalibrationType type, int threads = 1);
@@ -60,7 +68,7 @@ inline constexpr std::size_t kProblemsPerThread = 4;
 template <class Each>
 Share for_each_problem(std::size_t count, const SweepPlan& plan, Each each) {
   const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
-  if (count < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
+  if (!plan.owned_problems && count < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
     for (std::size_t q = 0; q < count; ++q) each(q, plan);
     return {0, count};
   }

@@ -76,26 +76,57 @@ class CentreBlock {
   std::span<const double> payload_;
 };
 
-/// Calls visit(block, own) once for every rank's block of `buffer`s (CentreBlock::pack), this rank's own
-/// first (own: the block's centres are this rank's rows, in their order), then the previous rank's, and
-/// so on, while the next block is in transit.
+/// Calls visit(buffer, own) once for every rank's `buffer` (every rank's of the same size), this rank's
+/// own first, then the previous rank's, and so on, while the next one is in transit.
 template <class Visit>
-void around_the_ring(const RingLayout& at, std::vector<double> buffer, const CentreBlock::Shape& shape, Visit visit) {
-  const int ranks = at.comm ? at.comm->size() : 1;
+void pass_around(Communicator* comm, std::vector<double> buffer, Visit visit) {
+  const int ranks = comm ? comm->size() : 1;
   std::vector<double> incoming(ranks > 1 ? buffer.size() : 0);
   for (int step = 0; step < ranks; ++step) {
     const bool more = step + 1 < ranks;
-    if (more) at.comm->start_pass(buffer, incoming);
+    if (more) comm->start_pass(buffer, incoming);
     try {
-      visit(CentreBlock(buffer, shape), step == 0);
+      visit(std::span<const double>(buffer), step == 0);
     } catch (...) {
-      if (more) at.comm->finish_pass();  // the transfer must end before its buffers do
+      if (more) comm->finish_pass();  // the transfer must end before its buffers do
       throw;
     }
     if (!more) break;
-    at.comm->finish_pass();
+    comm->finish_pass();
     buffer.swap(incoming);
   }
+}
+
+/// `width` values formed by the ranks one after another, in rank order: rank 0 applies add(values) to
+/// zeros, each next rank to what the previous one left, and every rank returns the last rank's values.
+/// R - 1 passes and one all_sum; alone, add(zeros).
+template <class Add>
+std::vector<double> in_rank_order(Communicator* comm, std::size_t width, Add add) {
+  std::vector<double> values(width, 0.0);
+  const int ranks = comm ? comm->size() : 1, me = comm ? comm->rank() : 0;
+  if (me == 0) add(std::span<double>(values));
+  for (int step = 1; step < ranks; ++step) {  // step s: rank s continues from rank s - 1
+    std::vector<double> incoming(width);
+    comm->start_pass(values, incoming);
+    comm->finish_pass();
+    if (me == step) {
+      values.swap(incoming);
+      add(std::span<double>(values));
+    }
+  }
+  if (ranks > 1) {
+    if (me != ranks - 1) std::fill(values.begin(), values.end(), 0.0);
+    comm->all_sum(values);  // the last rank's values, exactly (x + 0 = x)
+  }
+  return values;
+}
+
+/// pass_around() for blocks of centres (CentreBlock::pack): visit(block, own), own when the block's
+/// centres are this rank's rows, in their order.
+template <class Visit>
+void around_the_ring(const RingLayout& at, std::vector<double> buffer, const CentreBlock::Shape& shape, Visit visit) {
+  pass_around(at.comm, std::move(buffer),
+              [&](std::span<const double> block, bool own) { visit(CentreBlock(block, shape), own); });
 }
 
 /// The sweep of this rank's rows (their log x) against one travelling block, on this process's threads.

@@ -1,6 +1,6 @@
 // estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the canonical estimate,
-// its sweeps run around the ring of ring.hpp; top-label and binary by gathering their one-dimensional
-// problem (n values). The paper's automatic bandwidth is the same search as alone
+// its sweeps run around the ring of ring.hpp; marginal with each rank owning a share of the classes;
+// top-label and binary by gathering their one-dimensional problem (n values). The paper's automatic bandwidth is the same search as alone
 // (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums; the
 // crossfit estimator (crossfit.cpp) fits its pilots over every rank's rows and corrects on the ring.
 #include "core/ring_estimate.hpp"
@@ -24,13 +24,11 @@ constexpr double kNone = -std::numeric_limits<double>::infinity();
 // Throws unless own_rows supports `options` (the same on every rank: options are checked to agree).
 void check_ring_applies(const EstimateOptions& options) {
   auto refuse = [](std::string_view what) {
-    fail_with("own_rows (each rank passing only its own rows) supports the top-label and binary types, and the "
-              "canonical type in double precision (crossfit, or paper in its plug-in form with a likelihood "
-              "criterion); got ",
+    fail_with("own_rows (each rank passing only its own rows) supports the canonical type in double precision "
+              "only (crossfit, or paper in its plug-in form with a likelihood criterion); got ",
               what);
   };
-  if (options.type == CalibrationType::marginal) refuse("type marginal");
-  if (options.type != CalibrationType::canonical) return;  // gathered: every option of the lone path
+  if (options.type != CalibrationType::canonical) return;  // gathered or owned: every option of the lone path
   if (options.execution.precision != Precision::double_) refuse("precision float");
   if (options.estimator == Estimator::crossfit) return;  // its criterion is its own (the Brier score)
   if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
@@ -120,6 +118,66 @@ Result gathered_estimate(const RingLayout& at, const CheckedPredictions& pred, c
   return r;
 }
 
+// Marginal's estimate: rank r owns classes share_of(K, r, R) over every row. Each rank forms its rows of
+// every class's problem (score, rest, label; and crossfit's fold), and these pass around the ring, each
+// rank keeping the columns of its own classes: n K / R values per rank. The problems are then computed as
+// the replicated design computes them when it splits problems over the ranks (SweepPlan::owned_problems),
+// and only per-problem values are combined: bitwise as one process computes them.
+Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
+                               const ExecutionOptions& execution, int threads) {
+  const std::size_t K = pred.k, n = at.n, width = 2 * K + 2;  // per row: (s, rest) per class, label, fold
+  const Share classes = share_of(K, at.comm);
+  std::vector<double> block(2 + at.largest * width, 0.0);
+  {
+    const MarginalRows local = marginal_rows(pred, threads);
+    const std::vector<std::size_t> folds = folds_of(pred, options.folds);
+    block[0] = static_cast<double>(at.own);
+    block[1] = static_cast<double>(at.first);
+    for (std::size_t i = 0; i < at.own; ++i) {
+      double* row = block.data() + 2 + i * width;
+      for (std::size_t c = 0; c < K; ++c) row[2 * c] = local.s[c][i], row[2 * c + 1] = local.rest[c][i];
+      row[2 * K] = static_cast<double>(pred.y[i]);
+      row[2 * K + 1] = static_cast<double>(folds[i]);
+    }
+  }
+  std::vector<std::vector<double>> s(classes.size(), std::vector<double>(n)), rest = s;
+  std::vector<int> labels(n);
+  Prepared in;
+  in.folds.resize(n);
+  pass_around(at.comm, std::move(block), [&](std::span<const double> b, bool) {
+    const auto count = static_cast<std::size_t>(b[0]), first = static_cast<std::size_t>(b[1]);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double* row = b.data() + 2 + i * width;
+      for (std::size_t c = classes.begin; c < classes.end; ++c)
+        s[c - classes.begin][first + i] = row[2 * c], rest[c - classes.begin][first + i] = row[2 * c + 1];
+      labels[first + i] = static_cast<int>(row[2 * K]);
+      in.folds[first + i] = static_cast<std::size_t>(row[2 * K + 1]);
+    }
+  });
+  in.plan = SweepPlan::from(execution);
+  in.plan.owned_problems = true;
+  in.pred.n = n;
+  in.pred.k = K;
+  in.problems.resize(K);
+  for (LabelledPoints& placeholder : in.problems) {  // another rank's class: never swept here
+    placeholder.points.dim = 2;
+    placeholder.classes = 2;
+    placeholder.one_dimensional = true;
+  }
+  parallel_for(classes.size(), threads, [&](std::size_t own, int) {
+    const std::size_t c = classes.begin + own;
+    std::vector<std::int32_t> positive(n);
+    for (std::size_t r = 0; r < n; ++r) positive[r] = static_cast<std::int32_t>(static_cast<std::size_t>(labels[r]) == c);
+    in.problems[c] = one_dimensional_problem(s[own], rest[own], positive);
+    s[own] = {};
+    rest[own] = {};
+  });
+  if (options.estimator == Estimator::paper) return paper_estimate(in, options);
+  Result r = crossfit_estimate(in, options);
+  warn_of_float_rounding(in, r);
+  return r;
+}
+
 // The mean over all ranks' rows of row_error at bandwidth h.
 double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
   const KernelPoints& x = lp.points;
@@ -160,6 +218,8 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
     failure = e.what();
   }
   throw_if_any_failed(at.comm, failure);
+  if (options.type == CalibrationType::marginal)
+    return owned_marginal_estimate(at, in.pred, options, execution, plan.threads);
   if (options.type != CalibrationType::canonical) return gathered_estimate(at, in.pred, options, execution);
   in.problems = make_problems(in.pred, options.type, plan.threads);
   if (options.estimator == Estimator::crossfit) return crossfit_estimate(in, options, &at);

@@ -60,6 +60,10 @@ struct SweepPlan {
   bool expansions = true;  // one-dimensional problems by the score tree's expansions (score_tree.hpp)
   bool single_precision = false;  // reducers that take float tiles get them (sweep(), below)
   Communicator* communicator = nullptr;  // ranks to split the rows across (distributed.hpp); null = alone
+  // Own rows' marginal (ring_estimate.cpp): each rank holds only its share of the problems (share_of over
+  // the communicator), the others are empty; problems are always split by rank, and only per-problem
+  // values (never per-row ones) are combined.
+  bool owned_problems = false;
   std::size_t record_bytes = kRecordBytes;  // split: row records combined per round (sweep_blocks)
 
   static SweepPlan from(const ExecutionOptions& execution);

@@ -170,16 +170,19 @@ TEST(Ring, CrossfitMatchesAlone) {
   }
 }
 
-// Top-label and binary gather their one-dimensional problem (n values) and compute it as the replicated
-// design does: bitwise the lone result, for both estimators, fixed and automatic h, on 1-4 ranks (one of
-// them without rows when n = 3), binary from one column and from two.
+// Top-label and binary gather their one-dimensional problem (n values), marginal's ranks each own a share
+// of the classes over every row; both compute as the replicated design does: bitwise the lone result, for
+// both estimators, fixed and automatic h, on 1-4 ranks (one of them without rows when n = 3; without
+// classes when K = 3 on 4 ranks), binary from one column and from two.
 TEST(Ring, OneDimensionalTypesMatchAloneBitwise) {
   struct Case {
     CalibrationType type;
     std::size_t n, k;
   };
   for (const Case& c : {Case{CalibrationType::top_label, 180, 4}, Case{CalibrationType::binary, 150, 2},
-                        Case{CalibrationType::binary, 150, 1}, Case{CalibrationType::top_label, 3, 3}}) {
+                        Case{CalibrationType::binary, 150, 1}, Case{CalibrationType::top_label, 3, 3},
+                        Case{CalibrationType::marginal, 160, 10}, Case{CalibrationType::marginal, 90, 3},
+                        Case{CalibrationType::marginal, 3, 3}}) {
     oracle::Data d = testdata::softmax_predictions(c.n, std::max<std::size_t>(c.k, 2), 60 + c.n + c.k, 2.0, 1.3);
     if (c.k == 1) {  // P(y = 1) alone
       std::vector<double> column(c.n);
@@ -220,6 +223,7 @@ TEST(Ring, OneDimensionalTypesMatchAloneBitwise) {
             EXPECT_EQ(r.standard_error, alone->standard_error) << at;
             ASSERT_EQ(r.selection.has_value(), alone->selection.has_value()) << at;
             if (r.selection) EXPECT_EQ(r.selection->score, alone->selection->score) << at;
+            EXPECT_EQ(r.class_ce_pow_p, alone->class_ce_pow_p) << at;
           }
         }
       }
@@ -288,9 +292,6 @@ TEST(Ring, RefusesWhatItDoesNotCompute) {
     ADD_FAILURE() << "not refused: " << what;
   };
   ecekde::EstimateOptions o = paper_canonical();
-  o.type = CalibrationType::marginal;
-  refused(o, "got type marginal");
-  o = paper_canonical();
   o.execution.precision = ecekde::Precision::single;
   refused(o, "got precision float");
   o = paper_canonical();

@@ -6,9 +6,9 @@
 #   different-data   the ranks read different files: one line saying so, non-zero
 #   bad-input        every rank reads a bad row: one line (from rank 0), non-zero
 #   killed-rank      a rank is killed (SIGKILL) mid-run: the job ends, non-zero, within the timeout
-#   own-rows R       --own-rows (each rank reads its own rows; canonical: centre blocks pass around a ring,
-#                    top-label: its scores gathered): crossfit and paper, fixed and automatic h, within 1e-12
-#                    relative of the estimate alone
+#   own-rows R       --own-rows (each rank reads its own rows; canonical: centre blocks pass around a ring;
+#                    marginal: classes owned by ranks; top-label: its scores gathered): crossfit and paper,
+#                    fixed and automatic h, within 1e-12 relative of the estimate alone
 #   own-rows-bad     --own-rows with a bad value only in rank 1's rows: one line naming rank 1 and the whole
 #                    input's row, non-zero
 # Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
@@ -84,7 +84,7 @@ case "$case" in
     for args in "--type canonical --estimator paper --bandwidth 0.05" "--type canonical --estimator paper --bandwidth 0.3 --p 2" \
                 "--type canonical --estimator paper --criterion reference --max-rows 500" \
                 "--type canonical --estimator paper" "--type canonical" "--type canonical --max-rows 400 --p 2" \
-                "--type top-label" "--type top-label --estimator paper"; do
+                "--type all" "--type all --estimator paper --bandwidth 0.1"; do
       # shellcheck disable=SC2086
       "$ecekde" estimate $args --probs e_probs.npy --labels e_labels.npy \
         --threads 1 --json > alone.json || fail "alone: $args"
