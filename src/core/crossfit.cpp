@@ -609,10 +609,7 @@ Corrected ring_correct(const Problem& pr, double h, const RingLayout& at, const 
 Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows, const RingLayout& at,
                          const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
-  const std::vector<std::size_t> chosen = criterion_rows(at.n, max_rows);
-  std::vector<std::size_t> mine;
-  for (std::size_t row : chosen)
-    if (row >= at.first && row < at.first + at.own) mine.push_back(row - at.first);
+  const std::vector<std::size_t> chosen = criterion_rows(at.n, max_rows), mine = own_rows_of(at, chosen);
   const bool all_rows = chosen.size() == at.n;
   const RowSubset subset = all_rows ? RowSubset{} : row_subset(lp, mine);
   const KernelPoints& side = all_rows ? lp.points : subset.points;

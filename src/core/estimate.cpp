@@ -370,16 +370,13 @@ Result estimate(ProbsView probs, LabelsView labels, const EstimateOptions& optio
   if (options.estimator == Estimator::crossfit && options.form != KdeForm::plug_in)
     detail::fail_with("form ", to_string(options.form), " belongs to the paper's estimator: use estimator paper");
   if (options.execution.own_rows) return detail::own_rows_estimate(probs, labels, options);
-  const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  if (options.estimator == Estimator::crossfit) {
-    Result r = detail::crossfit_estimate(in, options);
-    detail::warn_of_float_rounding(in, r);
-    return r;
-  }
-  return detail::paper_estimate(in, options);
+  return detail::estimate_prepared(
+      detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true), options);
 }
 
 namespace detail {
+
+namespace {
 
 Result paper_estimate(const Prepared& in, const EstimateOptions& options) {
   const PlannedWork planned(in.plan.control, leave_one_out_work(in, 1, true));
@@ -406,6 +403,13 @@ Result paper_estimate(const Prepared& in, const EstimateOptions& options) {
     r.excluded_rows += static_cast<std::size_t>(excluded[q]);
   }
   r.ce = root_of(r.ce_pow_p, options.p);
+  return r;
+}
+
+}  // namespace
+
+Result estimate_prepared(const Prepared& in, const EstimateOptions& options) {
+  Result r = options.estimator == Estimator::crossfit ? crossfit_estimate(in, options) : paper_estimate(in, options);
   warn_of_float_rounding(in, r);
   return r;
 }

@@ -87,8 +87,8 @@ inline double leave_one_out_work(const Prepared& in, double sweeps_per_pair, boo
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels);
 
-/// The paper's estimate (Estimator::paper) of prepared input.
-Result paper_estimate(const Prepared& in, const EstimateOptions& options);
+/// estimate() of prepared input: options.estimator's estimate, with its warnings.
+Result estimate_prepared(const Prepared& in, const EstimateOptions& options);
 
 /// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
 void check_plug_in(const EstimateOptions& options, std::string_view function);

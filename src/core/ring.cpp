@@ -40,6 +40,13 @@ RingLayout ring_layout(Communicator* comm, std::size_t own, std::size_t k) {
   return at;
 }
 
+std::vector<std::size_t> own_rows_of(const RingLayout& at, std::span<const std::size_t> rows) {
+  std::vector<std::size_t> mine;
+  for (std::size_t row : rows)
+    if (row >= at.first && row < at.first + at.own) mine.push_back(row - at.first);
+  return mine;
+}
+
 void throw_if_any_failed(Communicator* comm, const std::string& failure) {
   if (!comm) {
     if (!failure.empty()) fail(failure);

@@ -30,6 +30,9 @@ struct RingLayout {
   std::size_t largest = 0;       // the most rows one rank holds
 };
 
+/// This rank's rows among the whole input's `rows` (increasing), as indices of its own rows.
+std::vector<std::size_t> own_rows_of(const RingLayout& at, std::span<const std::size_t> rows);
+
 /// The layout of `own` rows of `k` columns on each rank of `comm` (one all_sum). Throws on every rank,
 /// with the same message, when the ranks' column counts differ.
 RingLayout ring_layout(Communicator* comm, std::size_t own, std::size_t k);

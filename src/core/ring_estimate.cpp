@@ -1,8 +1,9 @@
-// estimate() when each rank holds only its own rows (ExecutionOptions::own_rows): the canonical estimate,
-// its sweeps run around the ring of ring.hpp; marginal with each rank owning a share of the classes;
-// top-label and binary by gathering their one-dimensional problem (n values). The paper's automatic bandwidth is the same search as alone
-// (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums; the
+// estimate() when each rank holds only its own rows (ExecutionOptions::own_rows). The canonical estimate
+// runs its sweeps around the ring of ring.hpp: the paper's automatic bandwidth is the same search as alone
+// (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums, and the
 // crossfit estimator (crossfit.cpp) fits its pilots over every rank's rows and corrects on the ring.
+// Marginal's ranks each own a share of the classes; top-label and binary gather their one-dimensional
+// problem (n values).
 #include "core/ring_estimate.hpp"
 
 #include <cmath>
@@ -112,10 +113,7 @@ Result gathered_estimate(const RingLayout& at, const CheckedPredictions& pred, c
   }
   rows = {};
   in.problems.push_back(one_dimensional_problem(s, rest, positive));
-  if (options.estimator == Estimator::paper) return paper_estimate(in, options);
-  Result r = crossfit_estimate(in, options);
-  warn_of_float_rounding(in, r);
-  return r;
+  return estimate_prepared(in, options);
 }
 
 // Marginal's estimate: rank r owns classes share_of(K, r, R) over every row. Each rank forms its rows of
@@ -172,10 +170,7 @@ Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& p
     s[own] = {};
     rest[own] = {};
   });
-  if (options.estimator == Estimator::paper) return paper_estimate(in, options);
-  Result r = crossfit_estimate(in, options);
-  warn_of_float_rounding(in, r);
-  return r;
+  return estimate_prepared(in, options);
 }
 
 // The mean over all ranks' rows of row_error at bandwidth h.
@@ -237,10 +232,7 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
   } else {
     const BandwidthOptions& b = options.bandwidth_selection;
     // The whole input's criterion rows, as alone; this rank scores those among its own.
-    const std::vector<std::size_t> chosen = criterion_rows(at.n, b.max_rows);
-    std::vector<std::size_t> mine;
-    for (std::size_t row : chosen)
-      if (row >= at.first && row < at.first + at.own) mine.push_back(row - at.first);
+    const std::vector<std::size_t> chosen = criterion_rows(at.n, b.max_rows), mine = own_rows_of(at, chosen);
     r.selection = search_bandwidth(problems, b, chosen.size(), plan, [&](std::span<const double> bandwidths) {
       return ring_bandwidth_scores(at, lp, mine, chosen.size(), bandwidths, b.criterion, plan);
     });
