@@ -232,10 +232,12 @@ class CalibrationMetric:
     covers every rank's predictions: the ranks exchange their batches (so each holds the whole evaluation
     set, in rank order), each sweeps its share of the rows against every centre, and the partial sums are
     combined with all-reduces; every rank returns the same :class:`ecekde.Result`, equal bitwise to
-    ``ecekde.estimate`` of the concatenated predictions in one process. With ``own_rows=True`` (canonical
-    only) no rank gathers the others' rows: blocks of centres pass from rank to rank instead
-    (:meth:`TorchCommunicator.start_pass`), and the result agrees with one process to 1e-12 relative. ``device`` is where the collectives'
-    tensors go (None: CPU, as gloo needs; a CUDA device for NCCL).
+    ``ecekde.estimate`` of the concatenated predictions in one process. With ``own_rows=True`` no rank
+    gathers the others' predictions: for canonical, blocks of centres pass from rank to rank instead
+    (:meth:`TorchCommunicator.start_pass`) and the result agrees with one process to 1e-12 relative;
+    top-label and binary gather their n scores, and marginal's ranks each keep a share of the classes,
+    both bitwise. ``device`` is where the collectives' tensors go (None: CPU, as gloo needs; a CUDA device
+    for NCCL).
 
     Bad input never raises in ``update()``: the first problem is kept and ``compute()`` raises it as
     :class:`ecekde.Error` on every rank, with the same message (naming the rank), so that no rank is left
