@@ -182,7 +182,9 @@ void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
   const std::size_t n = lp.points.n;
   cache_rows(design, n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
-  const auto [train, held_out] = fold_rows(lp, fold_of_input, folds);
+  const FoldRows split = fold_rows(lp, fold_of_input, folds);
+  const auto& train = split.train;
+  const auto& held_out = split.held_out;
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
   auto fit = [&](std::size_t f, std::span<const double> start) {
     return train[f].empty() ? std::vector<double>(design.parameters(), 0.0)
@@ -213,7 +215,9 @@ void crossfit_pilot_on_ring(Problem& pr, LogitDesign design, const TileKernels& 
   const LabelledPoints& lp = *pr.lp;
   cache_rows(design, lp.points.n, kMaxCachedDesign);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
-  const auto [train, held_out] = fold_rows(lp, fold_of_input, folds);
+  const FoldRows split = fold_rows(lp, fold_of_input, folds);
+  const auto& train = split.train;
+  const auto& held_out = split.held_out;
   std::vector<double> training(folds);
   for (std::size_t f = 0; f < folds; ++f) training[f] = static_cast<double>(train[f].size());
   combine_shares(ranks, training);
