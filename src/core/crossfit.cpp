@@ -115,7 +115,6 @@ class LogitSpline {
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
 double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 
-
 // One kernel problem as the estimator sees it: points in label-sorted order, each row's targets (one-hot
 // class or 0/1) and the values f the error compares with (depth columns: K, or 1 for one dimension).
 struct Problem {
@@ -139,10 +138,6 @@ Problem make_problem(const LabelledPoints& lp) {
   return pr;
 }
 
-// Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
-// class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
-// on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
-// share and the pilots are combined), stopped by `control` between Newton steps.
 // Each fold's training rows and held-out rows (sorted positions).
 struct FoldRows {
   std::vector<std::vector<std::size_t>> train, held_out;
@@ -175,6 +170,10 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
   }
 }
 
+// Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
+// class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
+// on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
+// share and the pilots are combined), stopped by `control` between Newton steps.
 void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
                     const std::vector<std::size_t>& fold_of_input, std::size_t folds, int threads,
                     const RunControl* control, Communicator* comm = nullptr) {
@@ -348,6 +347,16 @@ double corrected_row(const Problem& pr, std::size_t j, double den, double square
   return neighbours;
 }
 
+// Row j's squared error sum_l (target - g_jl)^2, its term of the Brier criterion, from its kernel sums.
+double corrected_squared_error(const Problem& pr, std::size_t j, double den, double squares, const double* acc) {
+  double e = 0;
+  corrected_row(pr, j, den, squares, acc, [&](std::size_t l, double g) {
+    const double d = pr.target(j, l) - g;
+    e += d * d;
+  });
+  return e;
+}
+
 // What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
 // their points when they are a subset (empty: every row), and the centres' score tree when the caller
 // keeps one, with the rows in the order it walks them. Formed once for a grid of bandwidths.
@@ -408,13 +417,7 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
     lp.points.centre_offsets(grid[b], offsets[b]);
     terms[b].assign(self.size(), 0.0);
     auto finish = [&pr, &self, out = terms[b].data()](std::size_t q, double den, double squares, const double* acc) {
-      const std::size_t j = self[q];
-      double e = 0;
-      corrected_row(pr, j, den, squares, acc, [&](std::size_t l, double g) {
-        const double d = pr.target(j, l) - g;
-        e += d * d;
-      });
-      out[q] = e;
+      out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
     };
     return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
   };
@@ -547,6 +550,24 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
 // goes round the ring in groups of at most this much.
 constexpr std::size_t kRingSumsBytes = std::size_t{512} << 20;
 
+// Adds one block's PayloadSums record r (D, Q, A: depth values) of scale m into a row's running (m, D, Q,
+// A): both are brought to the larger scale, D and A as the weights, Q as their squares.
+void merge_payload_sums(double* acc, double m, const double* r, std::size_t depth) {
+  if (m == -std::numeric_limits<double>::infinity()) return;  // the block gave the row nothing
+  const bool raise = m > acc[0];
+  const double f = std::exp(raise ? acc[0] - m : m - acc[0]);
+  if (raise) {
+    acc[0] = m;
+    acc[1] = acc[1] * f + r[0];
+    acc[2] = acc[2] * f * f + r[1];
+    for (std::size_t l = 0; l < depth; ++l) acc[3 + l] = acc[3 + l] * f + r[2 + l];
+  } else {
+    acc[1] += r[0] * f;
+    acc[2] += r[1] * f * f;
+    for (std::size_t l = 0; l < depth; ++l) acc[3 + l] += r[2 + l] * f;
+  }
+}
+
 // The corrections' kernel sums of a problem whose rows are split over the ranks (own_rows): for each of
 // `bandwidths` and each of this rank's evaluated rows (the points `side`; own centre at self[q], or q when
 // self is empty), m, D, Q and A (depth values) over every rank's centres, each block's sums merged into
@@ -567,21 +588,7 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
                   [&](const CentreBlock& block, bool own) {
                     auto part = [&](std::size_t b) {
                       auto merge = [row = sums[b].data(), width, depth](std::size_t q, double m, const double* r) {
-                        double* acc = row + q * width;
-                        // D and A scale as the weights, Q as their squares
-                        if (m == -std::numeric_limits<double>::infinity()) return;
-                        const bool raise = m > acc[0];
-                        const double f = std::exp(raise ? acc[0] - m : m - acc[0]);
-                        if (raise) {
-                          acc[0] = m;
-                          acc[1] = acc[1] * f + r[0];
-                          acc[2] = acc[2] * f * f + r[1];
-                          for (std::size_t l = 0; l < depth; ++l) acc[3 + l] = acc[3 + l] * f + r[2 + l];
-                        } else {
-                          acc[1] += r[0] * f;
-                          acc[2] += r[1] * f * f;
-                          for (std::size_t l = 0; l < depth; ++l) acc[3 + l] += r[2 + l] * f;
-                        }
+                        merge_payload_sums(row + q * width, m, r, depth);
                       };
                       auto unused = [](std::size_t, double, double, const double*) {};
                       return WithScale(PayloadSums(*plan.kernels, block.offsets()[b], 1 / bandwidths[b], block.payload(),
@@ -639,13 +646,7 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
       std::vector<double> terms(side.n);
       for (std::size_t q = 0; q < side.n; ++q) {
         const double* row = per_bandwidth.data() + q * width;
-        const std::size_t j = self[q];
-        double e = 0;
-        corrected_row(pr, j, row[1], row[2], row + 3, [&](std::size_t l, double g) {
-          const double d = pr.target(j, l) - g;
-          e += d * d;
-        });
-        terms[q] = e;
+        terms[q] = corrected_squared_error(pr, self[q], row[1], row[2], row + 3);
       }
       fit.selection.score.push_back(-total_over_ranks(at.comm, terms) / static_cast<double>(chosen.size()));
     }
