@@ -218,6 +218,7 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
   if (options.type != CalibrationType::canonical) return gathered_estimate(at, in.pred, options, execution);
   in.problems = make_problems(in.pred, options.type, plan.threads);
   if (options.estimator == Estimator::crossfit) return crossfit_estimate(in, options, &at);
+  std::vector<double>().swap(in.pred.f);  // the paper's sweeps read the problem's points only
   const std::vector<LabelledPoints>& problems = in.problems;
   const LabelledPoints& lp = problems.front();
 
