@@ -58,20 +58,21 @@ class PyCommunicator : public Communicator {
   /// them (send a read-only view, receive a writable one, both valid until finish_pass returns), else
   /// Communicator's, over all_sum.
   void start_pass(std::span<const double> send, std::span<double> receive) override {
-    py::gil_scoped_acquire gil;
-    passes_ = py::hasattr(object_, "start_pass") && py::hasattr(object_, "finish_pass");
-    if (!passes_) {
-      py::gil_scoped_release released;  // the default pass calls all_sum, which takes the GIL itself
-      Communicator::start_pass(send, receive);
-      return;
+    {
+      py::gil_scoped_acquire gil;
+      passes_ = py::hasattr(object_, "start_pass") && py::hasattr(object_, "finish_pass");
+      if (passes_) {
+        const py::capsule owner(send.data(), [](void*) {});
+        py::array_t<double> out({static_cast<py::ssize_t>(send.size())}, {static_cast<py::ssize_t>(sizeof(double))},
+                                send.data(), owner);
+        out.attr("setflags")(py::arg("write") = false);
+        py::array_t<double> in({static_cast<py::ssize_t>(receive.size())},
+                               {static_cast<py::ssize_t>(sizeof(double))}, receive.data(), owner);
+        object_.attr("start_pass")(out, in);
+        return;
+      }
     }
-    const py::capsule owner(send.data(), [](void*) {});
-    py::array_t<double> out({static_cast<py::ssize_t>(send.size())}, {static_cast<py::ssize_t>(sizeof(double))},
-                            send.data(), owner);
-    out.attr("setflags")(py::arg("write") = false);
-    py::array_t<double> in({static_cast<py::ssize_t>(receive.size())}, {static_cast<py::ssize_t>(sizeof(double))},
-                           receive.data(), owner);
-    object_.attr("start_pass")(out, in);
+    Communicator::start_pass(send, receive);  // its finish_pass calls all_sum, which takes the GIL itself
   }
 
   void finish_pass() override {

@@ -59,6 +59,12 @@ def _rank_main(rank, init_file, out_dir):
         own = ecekde.estimate(probs[mine], labels[mine], threads=1, own_rows=True,
                               communicator=et.TorchCommunicator(), **extra)
         outcomes[name] = np.array(fields(own))
+    # A communicator with all_sum only: the ring's passes go through it (Communicator's default pass).
+    sums_only = type("SumsOnly", (), {})()
+    torch_comm = et.TorchCommunicator()
+    sums_only.rank, sums_only.size, sums_only.all_sum = torch_comm.rank, torch_comm.size, torch_comm.all_sum
+    outcomes["own_sums_only"] = np.array(fields(ecekde.estimate(probs[mine], labels[mine], threads=1, own_rows=True,
+                                                                communicator=sums_only)))
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -101,6 +107,9 @@ def test_two_processes_match_one():
                     assert np.array_equal(ranks[r][name], alone, equal_nan=True), (name, ranks[r][name], alone)
                 else:
                     np.testing.assert_allclose(ranks[r][name], alone, rtol=1e-12, atol=0, err_msg=name)
+        alone = np.array(fields(ecekde.estimate(probs, labels, threads=1)))
+        for r in range(2):
+            np.testing.assert_allclose(ranks[r]["own_sums_only"], alone, rtol=1e-12, atol=0, err_msg="own_sums_only")
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")
