@@ -3,7 +3,8 @@
 // (H: a bandwidth, or "auto"). Every rank generates the same n x K softmax predictions (seed 1), runs
 // ecekde::estimate REPEATS times on the ranks of MPI_COMM_WORLD and rank 0 prints one JSON line: the
 // median and minimum seconds, the bytes each rank passed to all_sum and sent in ring passes per
-// estimate, the largest peak heap of a rank during an estimate (the input not counted), and CE_p^p.
+// estimate, the largest peak heap of a rank during an estimate (the input not counted), the most seconds
+// a rank spent per estimate waiting for ring passes to complete, and CE_p^p.
 // With own-rows, each rank passes only its share of the rows (ExecutionOptions::own_rows: the ring).
 #include <algorithm>
 #include <chrono>
@@ -64,15 +65,18 @@ int main(int argc, char** argv) {
     }
     std::sort(seconds.begin(), seconds.end());
     const double summed = world.bytes_summed() / repeats, passed = world.bytes_passed() / repeats;
-    std::vector<double> peaks(R, 0.0);
+    std::vector<double> peaks(R, 0.0), waits(R, 0.0);
     peaks[me] = peak;
+    waits[me] = world.seconds_waiting() / repeats;
     world.all_sum(peaks);
+    world.all_sum(waits);
     if (world.rank() == 0)
       std::printf("{\"ranks\": %d, \"own_rows\": %s, \"n\": %zu, \"k\": %zu, \"median_s\": %.6g, \"min_s\": %.6g, "
                   "\"all_sum_bytes_per_estimate\": %.6g, \"ring_bytes_per_estimate\": %.6g, "
-                  "\"peak_heap_bytes\": %.6g, \"ce_pow_p\": %.17g}\n",
+                  "\"peak_heap_bytes\": %.6g, \"most_pass_wait_s\": %.6g, \"ce_pow_p\": %.17g}\n",
                   world.size(), own_rows ? "true" : "false", n, k, seconds[seconds.size() / 2], seconds.front(),
-                  summed, passed, *std::max_element(peaks.begin(), peaks.end()), value);
+                  summed, passed, *std::max_element(peaks.begin(), peaks.end()),
+                  *std::max_element(waits.begin(), waits.end()), value);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ecekde_mpi_scaling: error: %s\n", e.what());
     ecekde::mpi::abort_all(1);

@@ -80,7 +80,9 @@ void Ranks::start_pass(std::span<const double> send, std::span<double> receive) 
 void Ranks::finish_pass() {
   std::vector<MPI_Request> requests;
   requests.swap(pending_);
+  const double start = MPI_Wtime();
   check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  seconds_waiting_ += MPI_Wtime() - start;
 }
 
 }  // namespace ecekde::mpi

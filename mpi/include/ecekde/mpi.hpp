@@ -52,11 +52,13 @@ class Ranks : public Communicator {
   double bytes_summed() const { return bytes_; }
   /// Bytes this process has sent to the next rank in ring passes so far.
   double bytes_passed() const { return bytes_passed_; }
+  /// Seconds this process has spent in finish_pass() so far: how long its sweeps waited for blocks.
+  double seconds_waiting() const { return seconds_waiting_; }
 
  private:
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  double bytes_ = 0, bytes_passed_ = 0;
+  double bytes_ = 0, bytes_passed_ = 0, seconds_waiting_ = 0;
   std::vector<MPI_Request> pending_;
 };
 
