@@ -18,9 +18,7 @@ void Communicator::start_pass(std::span<const double> send, std::span<double> re
 void Communicator::finish_pass() {
   const std::size_t m = pass_send_.size(), R = static_cast<std::size_t>(size());
   const std::size_t from = (static_cast<std::size_t>(rank()) + R - 1) % R;
-  std::vector<double> all(R * m, 0.0);
-  std::copy(pass_send_.begin(), pass_send_.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank()) * m));
-  all_sum(all);
+  const std::vector<double> all = detail::all_gather(this, pass_send_);
   std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(from * m), m, pass_receive_.begin());
   pass_send_ = {};
   pass_receive_ = {};
@@ -30,12 +28,19 @@ void Communicator::finish_pass() {
 
 namespace ecekde::detail {
 
+std::vector<double> all_gather(Communicator* comm, std::span<const double> mine) {
+  if (!comm) return {mine.begin(), mine.end()};
+  const std::size_t m = mine.size(), R = static_cast<std::size_t>(comm->size());
+  std::vector<double> all(R * m, 0.0);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(comm->rank()) * m));
+  comm->all_sum(all);
+  return all;
+}
+
 void check_same_input(Communicator* comm, std::span<const double> what) {
   if (!comm) return;
   const std::size_t m = what.size(), R = static_cast<std::size_t>(comm->size());
-  std::vector<double> all(R * m, 0.0);
-  std::copy(what.begin(), what.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(comm->rank()) * m));
-  comm->all_sum(all);
+  const std::vector<double> all = all_gather(comm, what);
   for (std::size_t r = 1; r < R; ++r)
     if (!std::equal(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m), all.begin() + static_cast<std::ptrdiff_t>(r * m))) {
       auto sizes = [&](std::size_t rank) {

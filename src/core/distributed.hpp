@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "ecekde/communicator.hpp"
 
@@ -37,6 +38,10 @@ inline Communicator* split_across(Communicator* comm) { return comm && comm->siz
 inline void combine_shares(Communicator* comm, std::span<double> values) {
   if (comm && !values.empty()) comm->all_sum(values);
 }
+
+/// Every rank's `mine` (the same size on every rank), rank r's at [r * size, (r + 1) * size): one zero-padded
+/// all_sum, so each value arrives exactly. Alone (null), `mine` itself.
+std::vector<double> all_gather(Communicator* comm, std::span<const double> mine);
 
 /// Throws Error on every rank unless every rank passes the same `what` (sizes, a checksum of the input:
 /// a few exact doubles, the first two named in the message as n and K), so that ranks given different

@@ -23,10 +23,8 @@ RingLayout ring_layout(Communicator* comm, std::size_t own, std::size_t k) {
   at.comm = comm;
   at.own = own;
   const std::size_t R = comm ? static_cast<std::size_t>(comm->size()) : 1, me = comm ? static_cast<std::size_t>(comm->rank()) : 0;
-  std::vector<double> sizes(2 * R, 0.0);  // per rank: rows, columns
-  sizes[2 * me] = static_cast<double>(own);
-  sizes[2 * me + 1] = static_cast<double>(k);
-  if (comm) comm->all_sum(sizes);
+  const double mine[] = {static_cast<double>(own), static_cast<double>(k)};
+  const std::vector<double> sizes = all_gather(comm, mine);  // per rank: rows, columns
   for (std::size_t r = 0; r < R; ++r) {
     const auto rows = static_cast<std::size_t>(sizes[2 * r]);
     if (sizes[2 * r + 1] != sizes[1])
@@ -52,15 +50,14 @@ void throw_if_any_failed(Communicator* comm, const std::string& failure) {
     if (!failure.empty()) fail(failure);
     return;
   }
-  const std::size_t R = static_cast<std::size_t>(comm->size()), me = static_cast<std::size_t>(comm->rank());
-  const std::size_t width = 1 + kMessageChars;  // per rank: failed, then the message's bytes
-  std::vector<double> all(R * width, 0.0);
+  const std::size_t R = static_cast<std::size_t>(comm->size()), width = 1 + kMessageChars;
+  std::vector<double> mine(width, 0.0);  // failed, then the message's bytes
   if (!failure.empty()) {
-    all[me * width] = 1;
+    mine[0] = 1;
     for (std::size_t c = 0; c < std::min(failure.size(), kMessageChars); ++c)
-      all[me * width + 1 + c] = static_cast<unsigned char>(failure[c]);
+      mine[1 + c] = static_cast<unsigned char>(failure[c]);
   }
-  comm->all_sum(all);
+  const std::vector<double> all = all_gather(comm, mine);
   for (std::size_t r = 0; r < R; ++r) {
     if (all[r * width] == 0) continue;
     std::string message;
