@@ -1,5 +1,6 @@
-// Analytic gradient of ECE^KDE: a forward sweep for the per-row statistics, then one backward sweep in
-// rounds that accumulates both the row side and the centre side of every pair's derivative.
+// Analytic gradient of ECE^KDE: one sweep in which each tile of rows meets every centre (the forward
+// pass: the rows' class sums, their error terms and dE/dr, keeping the tile's weights), and then passes
+// over the kept weights for both sides of each pair's derivative (the backward pass).
 //
 // Per problem, with shifted weights w_ji = exp(s_ji - m_j), D_j = sum_i w_ji, r_jc = N_jc / D_j and the
 // error E = (weight/n) sum_j sum_c |r_jc - t_jc|^p:
@@ -27,54 +28,106 @@ namespace {
 // row_dots took about a fifth of the gradient's time).
 std::size_t padded_width(std::size_t dim) { return (dim + 7) / 8 * 8; }
 
-// Accumulates beta_ji x_ik per row (row_acc: n x padded_width) and beta_ji (log x_jk, 1) per centre.
-class BackwardSums {
+// Bytes of weights a worker keeps for its tile of rows (rows x n): the tile has fewer rows where n is
+// large, so that memory stays O(n) per worker.
+constexpr std::size_t kKeptWeightBytes = std::size_t{32} << 20;
+
+// The forward pass computes each row's class sums exactly as ClassSums does (so the value is estimate()'s
+// to the bit) and keeps the tile's weights, each block's relative to the row's running maximum after
+// that block. end() hands each row's sums to `finish`, which sets the row's coefficients
+// coef[j*L + c] = (g_jc - rho_j) / D_j, then turns the kept weights into beta_ji and adds
+// beta_ji x_ik per row (row_acc: n x padded_width) and beta_ji (log x_jk, 1) per centre.
+template <class Finish>
+class GradientSums {
  public:
-  BackwardSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets, double inv_h,
-               std::span<const double> row_max, std::span<const double> coef, std::span<const double> x_rows,
-               std::span<double> row_acc, std::span<double> centre_acc)
-      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), row_max_(row_max), coef_(coef), x_rows_(x_rows),
-        row_acc_(row_acc), centre_acc_(centre_acc) {}
+  GradientSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets, double inv_h,
+               std::span<const double> coef, std::span<const double> x_rows, Finish finish,
+               std::vector<std::span<double>> row_outputs, std::span<double> row_acc, std::span<double> centre_acc)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), coef_(coef), x_rows_(x_rows),
+        finish_(std::move(finish)), row_outputs_(std::move(row_outputs)), row_acc_(row_acc), centre_acc_(centre_acc) {}
+
+  double work_per_pair() const { return 2; }  // the forward pass and the backward one
+
+  std::size_t tile_rows() const {
+    const std::size_t fit = kKeptWeightBytes / (sizeof(double) * std::max<std::size_t>(lp_.points.n, 1));
+    return std::clamp<std::size_t>(fit, 1, lp_.points.dim >= kWideDim ? kWideRowTile : kRowTile);
+  }
 
   struct Scratch {
-    std::vector<double> beta, logs_t;  // row_tile x block;  (dim + 1) x row_tile
+    std::size_t block;
+    std::vector<OnlineMax> max;
+    std::vector<double> sums, w, block_max, logs_t;  // rows x L;  rows x n;  rows x blocks;  (dim + 1) x rows
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
-    return {std::vector<double>(rows * block), std::vector<double>((lp_.points.dim + 1) * rows)};
+    const std::size_t n = lp_.points.n, blocks = (n + block - 1) / block;
+    return {block, std::vector<OnlineMax>(rows), std::vector<double>(rows * lp_.classes),
+            std::vector<double>(rows * n), std::vector<double>(rows * blocks),
+            std::vector<double>((lp_.points.dim + 1) * rows)};
   }
 
-  std::vector<std::span<double>> outputs() const { return {row_acc_, centre_acc_}; }
+  void begin(Scratch& s, std::size_t, std::size_t rows) const {
+    std::fill_n(s.max.begin(), rows, OnlineMax{});
+    std::fill_n(s.sums.begin(), rows * lp_.classes, 0.0);
+  }
 
-  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-            const double* dots, std::size_t ld) const {
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const double* dots,
+            std::size_t ld) const {
+    const std::size_t n = lp_.points.n, L = lp_.classes, blocks = (n + s.block - 1) / s.block;
+    for (std::size_t q = 0; q < rows; ++q) {
+      double* w = s.w.data() + q * n + col0;
+      const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets_.data() + col0, inv_h_, cols,
+                                         diagonal_in_block(row0 + q, col0, cols));
+      s.block_max[q * blocks + col0 / s.block] = s.max[q].m;
+      if (!step.any) {
+        std::fill_n(w, cols, 0.0);
+        continue;
+      }
+      double* acc = s.sums.data() + q * L;
+      if (step.factor != 1)
+        for (std::size_t c = 0; c < L; ++c) acc[c] *= step.factor;
+      add_class_sums(lp_, kern_, w, col0, cols, acc);
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows, std::span<double> centre) const {
     const KernelPoints& x = lp_.points;
-    const std::size_t dim = x.dim, L = lp_.classes, col_end = col0 + cols, first = lp_.label(col0);
+    const std::size_t n = x.n, dim = x.dim, L = lp_.classes, blocks = (n + s.block - 1) / s.block;
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t j = row0 + q;
-      double* b = s.beta.data() + q * ld;
-      kern_.affine_exp(dots + q * ld, b, offsets_.data() + col0, inv_h_, row_max_[j], cols);
-      if (const std::size_t skip = diagonal_in_block(j, col0, cols); skip < cols) b[skip] = 0;
-      for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
-        const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
-        if (lo < hi) kern_.scale(b + (lo - col0), hi - lo, coef_[j * L + c]);
+      const double m = s.max[q].m;
+      finish_(j, s.sums.data() + q * L);
+      // beta_ji = w_ji exp(m_block - m_j) coef_{j, y_i}: a block's weights went with the maximum after it
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const double block_max = s.block_max[q * blocks + b];
+        if (block_max == -std::numeric_limits<double>::infinity()) continue;  // its weights are all 0
+        const double factor = std::exp(block_max - m);
+        const std::size_t col0 = b * s.block, col_end = std::min(n, col0 + s.block);
+        for (std::size_t c = lp_.label(col0); c < L && lp_.class_begin[c] < col_end; ++c) {
+          const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
+          if (lo < hi) kern_.scale(s.w.data() + q * n + lo, hi - lo, factor * coef_[j * L + c]);
+        }
       }
       for (std::size_t k = 0; k < dim; ++k) s.logs_t[k * rows + q] = x.log_x[j * dim + k];
       s.logs_t[dim * rows + q] = 1;
     }
     const std::size_t width = padded_width(dim);
-    kern_.dot_add(s.beta.data(), ld, x_rows_.data() + col0 * width, width, rows, width, cols,
-                  row_acc_.data() + row0 * width, width);
-    // centre side: centre_acc[k][i] += sum_q (log x_qk, 1)[k] * beta_qi, as a (dim+1) x rows x cols product
-    kern_.dot_add(s.logs_t.data(), rows, s.beta.data(), ld, dim + 1, cols, rows, centre_acc_.data() + col0, x.n);
+    kern_.dot_add(s.w.data(), n, x_rows_.data(), width, rows, width, n, row_acc_.data() + row0 * width, width);
+    // centre side: centre[k*n + i] += sum_q (log x_qk, 1)[k] * beta_qi, a (dim+1) x rows x n product
+    kern_.dot_add(s.logs_t.data(), rows, s.w.data(), n, dim + 1, n, rows, centre.data(), n);
   }
+
+  std::span<double> centre_sums() const { return centre_acc_; }
+  std::vector<std::span<double>> row_outputs() const { return row_outputs_; }
 
  private:
   const LabelledPoints& lp_;
   const TileKernels& kern_;
   std::span<const double> offsets_;
   double inv_h_;
-  std::span<const double> row_max_, coef_, x_rows_;
+  std::span<const double> coef_, x_rows_;
+  Finish finish_;
+  std::vector<std::span<double>> row_outputs_;
   std::span<double> row_acc_, centre_acc_;
 };
 
@@ -85,13 +138,12 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
   const KernelPoints& x = lp.points;
   const std::size_t n = x.n, dim = x.dim, L = lp.classes;
   const double scale = weight / static_cast<double>(n), inv_h = 1 / h;
-  std::vector<double> offsets(n), terms(n), row_max(n), coef(n * L), target_grad(n * dim, 0.0);
+  std::vector<double> offsets(n), terms(n, 0.0), coef(n * L), target_grad(n * dim, 0.0);
   x.centre_offsets(h, offsets);
 
-  // Forward: per-row statistics, the error terms, and dE/dr folded into the pair coefficients.
-  auto finish = [&](std::size_t j, double m, const double* sums) {
+  // Each row's error term, and dE/dr folded into the pair coefficients.
+  auto finish = [&](std::size_t j, const double* sums) {
     terms[lp.original[j]] = row_error(lp, j, sums, p);
-    row_max[j] = m;
     double den = 0;
     for (std::size_t c = 0; c < L; ++c) den += sums[c];
     double g[2], rho = 0;
@@ -108,18 +160,23 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
     if (!lp.one_dimensional)
       for (std::size_t c = 0; c < L; ++c) gj[c] = -gj[c];
   };
-  SweepPlan in_double = plan;  // the backward sweep recomputes these weights in double from row_max
-  in_double.single_precision = false;
-  sweep(x, in_double, ClassSums(lp, *plan.kernels, offsets, inv_h, finish));
-
-  // Backward: both sides of every pair in one sweep.
   const std::size_t width = padded_width(dim);
   std::vector<double> x_rows(n * width, 0.0), row_acc(n * width, 0.0), centre_acc((dim + 1) * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t k = 0; k < dim; ++k) x_rows[i * width + k] = x.x(i, k);
-  sweep_in_rounds(x, plan,
-                  BackwardSums(lp, *plan.kernels, offsets, inv_h, row_max, coef, x_rows, row_acc, centre_acc));
+  sweep_with_centre_sums(x, plan,
+                         GradientSums(lp, *plan.kernels, offsets, inv_h, coef, x_rows, finish,
+                                      {terms, target_grad, row_acc}, row_acc, centre_acc));
 
+  // The value as estimate() gives it: a one-dimensional problem's by the score tree's sums, whose last bits
+  // differ from the exact pairs' that the derivatives use.
+  if (plan.expansions && dim == 2) {
+    SweepPlan in_double = plan;
+    in_double.single_precision = false;
+    sweep(x, in_double, ClassSums(lp, *plan.kernels, offsets, inv_h, [&](std::size_t j, double, const double* sums) {
+            terms[lp.original[j]] = row_error(lp, j, sums, p);
+          }));
+  }
   ProblemGradient out;
   out.value = weight * accurate_sum(terms) / static_cast<double>(n);
   out.grad.resize(n * dim);
@@ -190,8 +247,7 @@ GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const 
   check_options(options);
   detail::check_plug_in(options, "estimate_with_gradient");
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  const detail::PlannedWork planned(in.plan.control,  // the forward sweep (expandable), the backward one
-                                    detail::leave_one_out_work(in, 1, true) + detail::leave_one_out_work(in, 1));
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 2));  // forward and backward
   GradientResult out;
   out.result = detail::start_result(options, in);
   auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, out.result.bandwidth, options.p, in.plan);

@@ -16,6 +16,18 @@
 
 namespace ecekde::detail {
 
+/// Adds one row's weights w of the centres col0 .. col0 + cols to its class sums acc (L values), one
+/// class run of the (label-sorted) centres at a time.
+template <class Weight>
+void add_class_sums(const LabelledPoints& lp, const TileKernels& kern, const Weight* w, std::size_t col0,
+                    std::size_t cols, double* acc) {
+  const std::size_t col_end = col0 + cols;
+  for (std::size_t c = lp.label(col0); c < lp.classes && lp.class_begin[c] < col_end; ++c) {
+    const std::size_t b = std::max(lp.class_begin[c], col0), e = std::min(lp.class_begin[c + 1], col_end);
+    if (b < e) acc[c] += weight_sum(kern, w + (b - col0), e - b);
+  }
+}
+
 /// Per row j and class c: N_jc = sum_{i != j, y_i = c} exp(s_ji - m_j), with m_j the row's largest
 /// score s_ji = a_i + d_ji / h. Calls finish(j, m_j, N_j) once per row (N_j: `classes` values), from the
 /// worker that owns row j. Centres are sorted by label, so each class is a contiguous run of a tile.
@@ -48,8 +60,7 @@ class ClassSums {
   template <class Dot>
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
             std::size_t ld) const {
-    const std::size_t L = lp_.classes, col_end = col0 + cols;
-    const std::size_t first = lp_.label(col0);
+    const std::size_t L = lp_.classes;
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = leave_one_out_ ? diagonal_in_block(row0 + q, col0, cols) : cols;
@@ -59,10 +70,7 @@ class ClassSums {
       double* acc = s.sums.data() + q * L;
       if (step.factor != 1)
         for (std::size_t c = 0; c < L; ++c) acc[c] *= step.factor;
-      for (std::size_t c = first; c < L && lp_.class_begin[c] < col_end; ++c) {
-        const std::size_t b = std::max(lp_.class_begin[c], col0), e = std::min(lp_.class_begin[c + 1], col_end);
-        if (b < e) acc[c] += weight_sum(kern_, w + (b - col0), e - b);
-      }
+      add_class_sums(lp_, kern_, w, col0, cols, acc);
     }
   }
 

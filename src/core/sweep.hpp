@@ -239,44 +239,60 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
   sweep(pts, pts, plan, reducer);
 }
 
-/// Walks all (row, centre) pairs in rounds, for reductions that also accumulate per centre (gradients).
-/// With nb blocks, round r pairs row block a with centre block (a + r) mod nb, for every a in
-/// parallel: no two tasks of a round share a row block or a centre block, so the reducer may add into
-/// row-indexed and centre-indexed outputs without locks, and each output receives its contributions in
-/// an order fixed by the block size alone, never by the thread count. The Reducer provides
+/// Walks all (row, centre) pairs once for reductions that also add into per-centre outputs (gradients),
+/// and that pass a second time over what their first pass kept of a tile of rows. Tasks are blocks of
+/// rows, as in sweep(); each tile of rows meets every centre block in increasing order (tile(), as in
+/// sweep()), and then end() finishes the tile's rows, adding into row-indexed outputs and into `centre`,
+/// its task's own copy of the centre-indexed ones. The copies are added into centre_sums() in task order,
+/// a wave of tasks at a time, so no output depends on the thread count. The Reducer provides
 ///   struct Scratch;  Scratch scratch(std::size_t row_tile, std::size_t block) const;
+///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
 ///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
-///             double* dots, std::size_t ld) const;
-///   std::vector<std::span<double>> outputs() const;   what it adds into, zero before the sweep
-/// Split across ranks, each rank takes its share of the row blocks and the outputs are then summed over
-/// the ranks: a row's output comes from one rank, a centre's adds the ranks' partial sums (so these
-/// agree with a single process to rounding, not bitwise).
+///             const double* dots, std::size_t ld) const;   as for sweep()
+///   void end(Scratch&, std::size_t row0, std::size_t rows, std::span<double> centre) const;
+///   std::span<double> centre_sums() const;                 added into, zero before the sweep
+///   std::vector<std::span<double>> row_outputs() const;    written row by row, zero before the sweep
+/// Split across ranks, each rank takes its share of the row blocks and every output is then summed over
+/// the ranks: a row's outputs come from one rank, a centre's add the ranks' partial sums (so these agree
+/// with a single process to rounding, not bitwise).
 template <class Reducer>
-void sweep_in_rounds(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
+void sweep_with_centre_sums(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
   const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
-  const std::size_t tile_rows = row_tile(reducer, dim, block);
-  const std::size_t blocks = (n + block - 1) / block;
+  const std::size_t tile_rows = row_tile(reducer, dim, block), blocks = (n + block - 1) / block;
   const Share mine = share_of(blocks, plan.communicator);
-  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(mine.size(), 1)));
-  WorkerScratch<Reducer> per_worker(reducer, workers, tile_rows, block);
-  const TileKernels& kern = *plan.kernels;
+  const auto workers = std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(mine.size(), 1));
+  WorkerScratch<Reducer> per_worker(reducer, static_cast<int>(workers), tile_rows, block);
+  const std::span<double> total = reducer.centre_sums();
+  std::vector<double> copies(workers * total.size());
+  const double row_work = static_cast<double>(n) * work_per_pair(reducer);
   const double counted = mine.size() ? static_cast<double>(blocks) / static_cast<double>(mine.size()) : 0.0;
-  WorkLedger::start(plan.control, static_cast<double>(n) * static_cast<double>(n) * work_per_pair(reducer));
-  for (std::size_t round = 0; round < blocks; ++round)
-    parallel_for(mine.size(), workers, [&](std::size_t task, int worker) {
+  WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
+  for (std::size_t wave = mine.begin; wave < mine.end; wave += workers) {
+    const std::size_t tasks = std::min(workers, mine.end - wave);
+    std::fill_n(copies.begin(), tasks * total.size(), 0.0);
+    parallel_for(tasks, static_cast<int>(workers), [&](std::size_t task, int worker) {
       auto& s = per_worker.scratch(worker);
       double* d = per_worker.dots(worker);
-      const std::size_t a = mine.begin + task;
-      const std::size_t c0 = ((a + round) % blocks) * block, cols = std::min(block, n - c0);
-      const std::size_t r_end = std::min(n, (a + 1) * block);
+      const std::span<double> centre(copies.data() + task * total.size(), total.size());
+      const std::size_t a = wave + task, r_end = std::min(n, (a + 1) * block);
       for (std::size_t r0 = a * block; r0 < r_end; r0 += tile_rows) {
         const std::size_t rows = std::min(tile_rows, r_end - r0);
-        kern.dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
-        reducer.tile(s, r0, rows, c0, cols, d, block);
-        WorkLedger::done(plan.control, static_cast<double>(rows * cols) * work_per_pair(reducer) * counted);
+        reducer.begin(s, r0, rows);
+        for (std::size_t c0 = 0; c0 < n; c0 += block) {
+          WorkLedger::check(plan.control);
+          const std::size_t cols = std::min(block, n - c0);
+          plan.kernels->dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
+          reducer.tile(s, r0, rows, c0, cols, static_cast<const double*>(d), block);
+        }
+        reducer.end(s, r0, rows, centre);
+        WorkLedger::done(plan.control, static_cast<double>(rows) * row_work * counted);
       }
     });
-  for (std::span<double> out : reducer.outputs()) combine_shares(plan.communicator, out);
+    for (std::size_t task = 0; task < tasks; ++task)
+      for (std::size_t i = 0; i < total.size(); ++i) total[i] += copies[task * total.size() + i];
+  }
+  combine_shares(plan.communicator, total);
+  for (std::span<double> out : reducer.row_outputs()) combine_shares(plan.communicator, out);
 }
 
 /// A block of centre offsets a_i(h) split into floats hi + lo (hi = a_i rounded to float, lo = the rest
