@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/problems.hpp"
+#include "core/reducers.hpp"
 #include "core/sweep.hpp"
 
 namespace ecekde::detail {
@@ -19,13 +20,29 @@ namespace ecekde::detail {
 /// multiply-add or an add per replicate (about a tenth of one).
 inline double replicate_pair_work(std::size_t replicates) { return 1 + 0.1 * static_cast<double>(replicates); }
 
+/// Whether estimate()'s sweep of lp is the full sweep in double that the replicate reducers below run (not
+/// the score tree of a one-dimensional problem, nor float tiles): their sweep then gives the estimate's own
+/// class sums too, bitwise (they keep them as ClassSums does), and the estimate needs no sweep of its own.
+inline bool replicates_give_estimate(const LabelledPoints& lp, const SweepPlan& plan) {
+  return !plan.single_precision && !(plan.expansions && lp.points.dim == 2);
+}
+
 /// The bootstrap's replicates per row as the sweep carries them: padded with zero replicates to a multiple
 /// of 8, so that the tile x multiplicity product runs in whole vectors.
 inline std::size_t padded_replicates(std::size_t replicates) { return (replicates + 7) / 8 * 8; }
 
+/// A row's own class sums (the data's labels) from one tile's weights, as ClassSums accumulates them.
+inline void add_own_class_sums(const LabelledPoints& lp, const TileKernels& kern, OnlineMax::Step step,
+                               const double* w, std::size_t col0, std::size_t cols, double* own) {
+  if (step.factor != 1)
+    for (std::size_t c = 0; c < lp.classes; ++c) own[c] *= step.factor;
+  add_class_sums(lp, kern, w, col0, cols, own);
+}
+
 /// Per row j, class c and replicate b: N^b_jc = sum_{i != j, y_i = c} mult[i*B + b] exp(s_ji - m_j), with
-/// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j) with N_j laid out
-/// [c*B + b] and self_score_j = s_jj (the row's own kernel, which copies in a resample would see).
+/// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j, S_j) with N_j laid
+/// out [c*B + b], self_score_j = s_jj (the row's own kernel, which copies in a resample would see) and S_j
+/// the data's own class sums, as ClassSums gives them.
 template <class Finish>
 class ReplicateClassSums {
  public:
@@ -45,18 +62,19 @@ class ReplicateClassSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> self, w, sums;  // rows;  rows x block;  rows x L x B
+    std::vector<double> self, w, sums, own;  // rows;  rows x block;  rows x L x B;  rows x L
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
     return {std::vector<OnlineMax>(rows), std::vector<double>(rows), std::vector<double>(rows * block),
-            std::vector<double>(rows * lp_.classes * B_)};
+            std::vector<double>(rows * lp_.classes * B_), std::vector<double>(rows * lp_.classes)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
     std::fill_n(s.max.begin(), rows, OnlineMax{});
     std::fill_n(s.self.begin(), rows, -std::numeric_limits<double>::infinity());
     std::fill_n(s.sums.begin(), rows * lp_.classes * B_, 0.0);
+    std::fill_n(s.own.begin(), rows * lp_.classes, 0.0);
   }
 
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
@@ -72,6 +90,7 @@ class ReplicateClassSums {
         continue;
       }
       if (step.factor != 1) kern_.scale(s.sums.data() + q * L * B_, L * B_, step.factor);
+      add_own_class_sums(lp_, kern_, step, w, col0, cols, s.own.data() + q * L);
     }
     for (std::size_t c = lp_.label(col0); c < L && lp_.class_begin[c] < col_end; ++c) {
       const std::size_t lo = std::max(lp_.class_begin[c], col0), hi = std::min(lp_.class_begin[c + 1], col_end);
@@ -81,16 +100,19 @@ class ReplicateClassSums {
     }
   }
 
-  std::size_t record_width() const { return 2 + lp_.classes * B_; }  // m_j, self_score_j, then N_j
+  std::size_t record_width() const { return 2 + lp_.classes * (B_ + 1); }  // m_j, self_score_j, N_j, S_j
 
   void record(const Scratch& s, std::size_t q, double* out) const {
-    const std::size_t LB = lp_.classes * B_;
+    const std::size_t L = lp_.classes, LB = L * B_;
     out[0] = s.max[q].m;
     out[1] = s.self[q];
     std::copy_n(s.sums.begin() + static_cast<std::ptrdiff_t>(q * LB), LB, out + 2);
+    std::copy_n(s.own.begin() + static_cast<std::ptrdiff_t>(q * L), L, out + 2 + LB);
   }
 
-  void finish(std::size_t j, const double* record) const { finish_(j, record[0], record[1], record + 2); }
+  void finish(std::size_t j, const double* record) const {
+    finish_(j, record[0], record[1], record + 2, record + 2 + lp_.classes * B_);
+  }
 
  private:
   const LabelledPoints& lp_;
@@ -103,16 +125,16 @@ class ReplicateClassSums {
 };
 
 /// Per row j and relabelled copy b: N^b_jc = sum_{i != j, label_b(i) = c} exp(s_ji - m_j), where
-/// labels[i*B + b] is centre i's class in copy b. Calls finish(j, acc, stride) with
-/// N^b_jc = acc[(b*L + c) * stride].
+/// labels[i*B + b] is centre i's class in copy b. Calls finish(j, acc, stride, S_j) with
+/// N^b_jc = acc[(b*L + c) * stride] and S_j the data's own class sums, as ClassSums gives them.
 template <class Finish>
 class RelabelledClassSums {
  public:
   static constexpr std::size_t R = 16;  // rows per tile, as label_scatter expects
 
-  RelabelledClassSums(std::size_t classes, const TileKernels& kern, std::span<const double> offsets, double inv_h,
-                      const std::uint16_t* labels, std::size_t copies, Finish finish)
-      : L_(classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
+  RelabelledClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets,
+                      double inv_h, const std::uint16_t* labels, std::size_t copies, Finish finish)
+      : lp_(lp), L_(lp.classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
         finish_(std::move(finish)) {}
 
   double work_per_pair() const { return replicate_pair_work(B_); }
@@ -120,17 +142,18 @@ class RelabelledClassSums {
 
   struct Scratch {
     std::vector<OnlineMax> max;
-    std::vector<double> w, wt, acc;  // R x block;  block x R;  B x L x R
+    std::vector<double> w, wt, acc, own;  // R x block;  block x R;  B x L x R;  R x L
   };
 
   Scratch scratch(std::size_t, std::size_t block) const {
     return {std::vector<OnlineMax>(R), std::vector<double>(R * block), std::vector<double>(block * R),
-            std::vector<double>(B_ * L_ * R)};
+            std::vector<double>(B_ * L_ * R), std::vector<double>(R * L_)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t) const {
     std::fill(s.max.begin(), s.max.end(), OnlineMax{});
     std::fill(s.acc.begin(), s.acc.end(), 0.0);
+    std::fill(s.own.begin(), s.own.end(), 0.0);
   }
 
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
@@ -143,20 +166,23 @@ class RelabelledClassSums {
       if (!step.any) continue;
       if (step.factor != 1)
         for (std::size_t i = q; i < s.acc.size(); i += R) s.acc[i] *= step.factor;
+      add_own_class_sums(lp_, kern_, step, w, col0, cols, s.own.data() + q * L_);
       for (std::size_t c = 0; c < cols; ++c) s.wt[c * R + q] = w[c];
     }
     kern_.label_scatter(s.wt.data(), cols, labels_ + col0 * B_, B_, L_, s.acc.data());
   }
 
-  std::size_t record_width() const { return B_ * L_; }  // N^b_jc at b*L + c
+  std::size_t record_width() const { return (B_ + 1) * L_; }  // N^b_jc at b*L + c, then S_j
 
   void record(const Scratch& s, std::size_t q, double* out) const {
     for (std::size_t i = 0; i < B_ * L_; ++i) out[i] = s.acc[i * R + q];
+    std::copy_n(s.own.begin() + static_cast<std::ptrdiff_t>(q * L_), L_, out + B_ * L_);
   }
 
-  void finish(std::size_t j, const double* record) const { finish_(j, record, 1); }
+  void finish(std::size_t j, const double* record) const { finish_(j, record, 1, record + B_ * L_); }
 
  private:
+  const LabelledPoints& lp_;
   std::size_t L_;
   const TileKernels& kern_;
   std::span<const double> offsets_;

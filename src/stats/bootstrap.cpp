@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
@@ -76,23 +77,30 @@ std::vector<double> exact_row_sums(const LabelledPoints& lp, std::span<const dou
 // the exp(-700) flush: recompute that row exactly.
 constexpr double kUnderflowGuard = 1e-200;
 
-// Replicate values (weighted mean row errors) of one problem; mult is n x B in input-row order.
-std::vector<double> problem_replicates(const LabelledPoints& lp, double h, double p, double weight,
-                                       const std::vector<double>& mult_by_row, std::size_t B,
-                                       BootstrapCopies copies, const SweepPlan& plan) {
+// Replicate values (weighted mean row errors) of one problem, and its estimate's mean row error from the
+// same sweep where that is estimate()'s (replicates_give_estimate); mult is n x B in input-row order.
+struct ProblemReplicates {
+  std::vector<double> values;
+  std::optional<double> mean_error;
+};
+
+ProblemReplicates problem_replicates(const LabelledPoints& lp, double h, double p, double weight,
+                                     const std::vector<double>& mult_by_row, std::size_t B,
+                                     BootstrapCopies copies, const SweepPlan& plan) {
   const KernelPoints& x = lp.points;
   const std::size_t n = x.n, L = lp.classes;
   const double inv_h = 1 / h;
   // Rows of the sorted multiplicities (and of the sweep's sums) are padded (padded_replicates).
   const std::size_t stride = padded_replicates(B);
-  std::vector<double> offsets(n), mult(n * stride, 0.0), contrib(n * B, 0.0);
+  std::vector<double> offsets(n), mult(n * stride, 0.0), contrib(n * B, 0.0), terms(n);
   x.centre_offsets(h, offsets);
   for (std::size_t j = 0; j < n; ++j)
     std::copy_n(mult_by_row.begin() + static_cast<std::ptrdiff_t>(lp.original[j] * B), B,
                 mult.begin() + static_cast<std::ptrdiff_t>(j * stride));
 
   std::vector<std::vector<std::size_t>> redo(n);  // replicates to recompute exactly, per row
-  auto finish = [&](std::size_t j, double m, double self, const double* sums) {
+  auto finish = [&](std::size_t j, double m, double self, const double* sums, const double* own_sums) {
+    terms[lp.original[j]] = row_error(lp, j, own_sums, p);
     const std::size_t own = lp.label(j);
     std::vector<double> num(L);
     for (std::size_t b = 0; b < B; ++b) {
@@ -141,12 +149,15 @@ std::vector<double> problem_replicates(const LabelledPoints& lp, double h, doubl
     WorkLedger::done(plan.control, static_cast<double>(redo[j].size()) * static_cast<double>(n));
   });
 
-  std::vector<double> values(B), column(n);
+  ProblemReplicates out;
+  out.values.resize(B);
+  std::vector<double> column(n);
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t r = 0; r < n; ++r) column[r] = contrib[r * B + b];
-    values[b] = weight * accurate_sum(column) / static_cast<double>(n);
+    out.values[b] = weight * accurate_sum(column) / static_cast<double>(n);
   }
-  return values;
+  if (replicates_give_estimate(lp, plan)) out.mean_error = accurate_sum(terms) / static_cast<double>(n);
+  return out;
 }
 
 }  // namespace
@@ -158,9 +169,10 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   detail::check_plug_in(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  // the estimate's sweep and the replicates' sweep of each problem
+  // the replicates' sweep of each problem, and the estimate's where that sweep does not give it
   const double replicate_work = detail::replicate_pair_work(detail::padded_replicates(bootstrap.replicates));
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + replicate_work));
+  const bool own_sweep = !detail::replicates_give_estimate(in.problems.front(), in.plan);
+  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, own_sweep + replicate_work));
   detail::check_same_replicates(in.plan.communicator, in.pred.n, in.pred.k, bootstrap.replicates, bootstrap.seed);
   KdeBootstrap out;
   out.result = detail::start_result(options, in);
@@ -173,11 +185,11 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
 
   std::vector<double> values(B, 0.0);
   for (const auto& lp : in.problems) {
-    const double v = weight * detail::mean_error(lp, h, p, in.plan);
+    const auto rep = detail::problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, in.plan);
+    const double v = weight * (rep.mean_error ? *rep.mean_error : detail::mean_error(lp, h, p, in.plan));
     if (options.type == CalibrationType::marginal) out.result.class_ce_pow_p.push_back(v);
     out.result.ce_pow_p += v;
-    const auto rep = detail::problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, in.plan);
-    for (std::size_t b = 0; b < B; ++b) values[b] += rep[b];
+    for (std::size_t b = 0; b < B; ++b) values[b] += rep.values[b];
   }
   out.result.ce = detail::root_of(out.result.ce_pow_p, p);
 

@@ -81,7 +81,9 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;
   if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
   // the statistic's sweep and the relabelled copies' sweep of each problem
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 1 + detail::replicate_pair_work(B)));
+  const bool own_sweep = !detail::replicates_give_estimate(in.problems.front(), in.plan);
+  const detail::PlannedWork planned(in.plan.control,
+                                    detail::leave_one_out_work(in, own_sweep + detail::replicate_pair_work(B)));
   detail::check_same_replicates(in.plan.communicator, n, k, B, test.seed);
   CalibrationTestResult out;
   out.bandwidth = detail::start_result(options, in).bandwidth;
@@ -102,7 +104,6 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   out.null_values.assign(B, 0.0);
   for (std::size_t problem = 0; problem < in.problems.size(); ++problem) {
     const detail::LabelledPoints& lp = in.problems[problem];
-    out.statistic += weight * detail::mean_error(lp, h, p, in.plan);
     // each centre's class in each copy, in the problem's (sorted) order
     std::vector<std::uint16_t> relabelled(n * B);
     for (std::size_t j = 0; j < n; ++j) {
@@ -117,9 +118,10 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
       }
     }
     const std::size_t L = lp.classes;
-    std::vector<double> offsets(n), contrib(n * B);
+    std::vector<double> offsets(n), contrib(n * B), terms(n);
     lp.points.centre_offsets(h, offsets);
-    auto finish = [&](std::size_t j, const double* acc, std::size_t stride) {
+    auto finish = [&](std::size_t j, const double* acc, std::size_t stride, const double* own_sums) {
+      terms[lp.original[j]] = detail::row_error(lp, j, own_sums, p);
       std::vector<double> num(L);
       for (std::size_t b = 0; b < B; ++b) {
         for (std::size_t c = 0; c < L; ++c) num[c] = acc[(b * L + c) * stride];
@@ -127,7 +129,9 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
       }
     };
     detail::sweep(lp.points, in.plan,
-                  detail::RelabelledClassSums(L, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, finish));
+                  detail::RelabelledClassSums(lp, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, finish));
+    out.statistic += weight * (own_sweep ? detail::mean_error(lp, h, p, in.plan)
+                                         : detail::accurate_sum(terms) / static_cast<double>(n));
     std::vector<double> column(n);
     for (std::size_t b = 0; b < B; ++b) {
       for (std::size_t r = 0; r < n; ++r) column[r] = contrib[r * B + b];

@@ -136,6 +136,28 @@ TEST(Bootstrap, IntervalBookkeeping) {
   EXPECT_NE(ecekde::bootstrap_kde(view(d), ecekde::LabelsView(d.y), o, b).ce_pow_p.replicates, boot.ce_pow_p.replicates);
 }
 
+// The estimate a bootstrap reports is estimate()'s to the bit: for canonical in double it comes out of the
+// replicates' sweep (their weights, the data's own class sums), elsewhere from estimate()'s own sweep.
+TEST(Bootstrap, EstimateIsEstimatesBitwise) {
+  ecekde::BootstrapOptions b;
+  b.replicates = 5;
+  for (auto type : {CalibrationType::canonical, CalibrationType::marginal})
+    for (auto precision : {ecekde::Precision::double_, ecekde::Precision::single})
+      for (auto [threads, block] : {std::pair{1, std::size_t{512}}, {2, 7}, {1, 13}, {2, 64}})
+        for (double h : {0.05, 1e-3}) {
+          const auto d = testdata::softmax_predictions(150, 4, 3, 2.0, 1.5);
+          auto o = fixed(type, h, 1.0);
+          o.execution.threads = threads;
+          o.execution.block_size = block;
+          o.execution.precision = precision;
+          const auto boot = ecekde::bootstrap_kde(view(d), ecekde::LabelsView(d.y), o, b);
+          const auto plain = ecekde::estimate(view(d), ecekde::LabelsView(d.y), o);
+          EXPECT_EQ(boot.result.ce_pow_p, plain.ce_pow_p)
+              << to_string(type) << " threads=" << threads << " block=" << block << " h=" << h;
+          EXPECT_EQ(boot.result.class_ce_pow_p, plain.class_ce_pow_p);
+        }
+}
+
 TEST(Bootstrap, QuantileType7) {
   const std::vector<double> v{1, 2, 4, 8};
   EXPECT_EQ(ecekde::quantile_sorted(v, 0.0), 1.0);
