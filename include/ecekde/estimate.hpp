@@ -92,9 +92,10 @@ struct ExecutionOptions {
   /// Each process passes only its own rows, consecutive slices of the input in rank order (rank 0 the
   /// first rows), and blocks of centres travel from rank to rank (a ring), so that no process holds more
   /// than its share of the input: O(n K / R) memory, results within rounding of one process's (1e-12
-  /// relative), not bitwise. estimate() only. Canonical: double precision, the crossfit estimator or the
-  /// paper's in its plug-in form with a likelihood criterion. Marginal (each rank owns a share of the
-  /// classes), top-label and binary (their n scores gathered) are bitwise the lone result.
+  /// relative in double; in float, within float's rounding of the lone float result), not bitwise.
+  /// estimate() only. Canonical: the crossfit estimator or the paper's in its plug-in form with a likelihood
+  /// criterion. Marginal (each rank owns a share of the classes), top-label and binary (their n scores
+  /// gathered) are bitwise the lone result.
   /// docs/distributed.md.
   bool own_rows = false;
 };

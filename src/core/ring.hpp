@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/problems.hpp"
@@ -132,13 +133,14 @@ void around_the_ring(const RingLayout& at, std::vector<double> buffer, const Cen
               [&](std::span<const double> block, bool own) { visit(CentreBlock(block, shape), own); });
 }
 
-/// The sweep of this rank's rows (their log x) against one travelling block, on this process's threads.
+/// The sweep of this rank's rows (their log x) against one travelling block, on this process's threads, in
+/// the plan's precision (sweep_points).
 template <class Reducer>
 void sweep_block(const KernelPoints& rows, const CentreBlock& block, const SweepPlan& plan, const Reducer& reducer) {
   if (rows.n == 0 || block.count() == 0) return;
   SweepPlan alone = plan;
   alone.communicator = nullptr;
-  sweep_blocks(rows.log_x.data(), block.x_t(), rows.n, block.count(), rows.dim, plan.kernels->dot, alone, reducer);
+  sweep_points(rows.log_x.data(), block.x_t(), rows.n, block.count(), rows.dim, alone, reducer);
 }
 
 /// A reducer whose per-row sums are scaled by exp(-m), m the row's largest score so far (OnlineMax), with
@@ -153,7 +155,9 @@ class WithScale {
   double work_per_pair() const { return detail::work_per_pair(reducer_); }
   Scratch scratch(std::size_t rows, std::size_t block) const { return reducer_.scratch(rows, block); }
   void begin(Scratch& s, std::size_t row0, std::size_t rows) const { reducer_.begin(s, row0, rows); }
-  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const double* dots,
+  template <class Dot>
+    requires(std::is_same_v<Dot, double> || TakesFloatTiles<Reducer>)
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
             std::size_t ld) const {
     reducer_.tile(s, row0, rows, col0, cols, dots, ld);
   }

@@ -25,12 +25,11 @@ constexpr double kNone = -std::numeric_limits<double>::infinity();
 // Throws unless own_rows supports `options` (the same on every rank: options are checked to agree).
 void check_ring_applies(const EstimateOptions& options) {
   auto refuse = [](std::string_view what) {
-    fail_with("own_rows (each rank passing only its own rows) supports the canonical type in double precision "
-              "only (crossfit, or paper in its plug-in form with a likelihood criterion); got ",
+    fail_with("own_rows (each rank passing only its own rows) supports the canonical type with the crossfit "
+              "estimator, or the paper's in its plug-in form with a likelihood criterion; got ",
               what);
   };
   if (options.type != CalibrationType::canonical) return;  // gathered or owned: every option of the lone path
-  if (options.execution.precision != Precision::double_) refuse("precision float");
   if (options.estimator == Estimator::crossfit) return;  // its criterion is its own (the Brier score)
   if (options.form != KdeForm::plug_in) refuse(concat("form ", to_string(options.form)));
   if (!options.bandwidth && options.bandwidth_selection.criterion == BandwidthCriterion::loo_regression)
@@ -217,7 +216,11 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
     return owned_marginal_estimate(at, in.pred, options, execution, plan.threads);
   if (options.type != CalibrationType::canonical) return gathered_estimate(at, in.pred, options, execution);
   in.problems = make_problems(in.pred, options.type, plan.threads);
-  if (options.estimator == Estimator::crossfit) return crossfit_estimate(in, options, &at);
+  if (options.estimator == Estimator::crossfit) {
+    Result r = crossfit_estimate(in, options, &at);
+    warn_of_float_rounding(in, r);
+    return r;
+  }
   std::vector<double>().swap(in.pred.f);  // the paper's sweeps read the problem's points only
   const std::vector<LabelledPoints>& problems = in.problems;
   const LabelledPoints& lp = problems.front();
@@ -241,6 +244,7 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
   }
   r.ce_pow_p = ring_mean_error(at, lp, r.bandwidth, options.p, plan);
   r.ce = root_of(r.ce_pow_p, options.p);
+  warn_of_float_rounding(in, r);
   return r;
 }
 

@@ -194,6 +194,22 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
   }
 }
 
+/// sweep_blocks() of n rows (log x, row-major) against m centres (x transposed, dim x m) in the plan's
+/// precision: a reducer that takes float tiles gets them when the plan asks for single precision (both
+/// sides rounded to float once here), any other double ones.
+template <class Reducer>
+void sweep_points(const double* log_x, const double* x_t, std::size_t n, std::size_t m, std::size_t dim,
+                  const SweepPlan& plan, const Reducer& reducer) {
+  if constexpr (TakesFloatTiles<Reducer>) {
+    if (plan.single_precision) {
+      const std::vector<float> rows(log_x, log_x + n * dim), centres(x_t, x_t + dim * m);
+      sweep_blocks(rows.data(), centres.data(), n, m, dim, plan.kernels->dot_float, plan, reducer);
+      return;
+    }
+  }
+  sweep_blocks(log_x, x_t, n, m, dim, plan.kernels->dot, plan, reducer);
+}
+
 /// Walks all (row, centre) pairs: rows are evaluation points (their log_x is used), centres the kernel
 /// centres (their x_t). The Reducer provides
 ///   struct Scratch;                                       per-worker state
@@ -222,15 +238,7 @@ void sweep(const KernelPoints& rows, const KernelPoints& centres, const SweepPla
       return;
     }
   }
-  if constexpr (TakesFloatTiles<Reducer>) {
-    if (plan.single_precision) {
-      const std::vector<float> log_x(rows.log_x.begin(), rows.log_x.end()),
-          x_t(centres.x_t.begin(), centres.x_t.end());
-      sweep_blocks(log_x.data(), x_t.data(), rows.n, centres.n, rows.dim, plan.kernels->dot_float, plan, reducer);
-      return;
-    }
-  }
-  sweep_blocks(rows.log_x.data(), centres.x_t.data(), rows.n, centres.n, rows.dim, plan.kernels->dot, plan, reducer);
+  sweep_points(rows.log_x.data(), centres.x_t.data(), rows.n, centres.n, rows.dim, plan, reducer);
 }
 
 /// The leave-one-out sweep: rows and centres are the same points.
