@@ -65,6 +65,9 @@ def _rank_main(rank, init_file, out_dir):
     sums_only.rank, sums_only.size, sums_only.all_sum = torch_comm.rank, torch_comm.size, torch_comm.all_sum
     outcomes["own_sums_only"] = np.array(fields(ecekde.estimate(probs[mine], labels[mine], threads=1, own_rows=True,
                                                                 communicator=sums_only)))
+    test = ecekde.calibration_test_kde(probs[mine], labels[mine], bandwidth=0.1, replicates=8, seed=3, threads=1,
+                                       own_rows=True, communicator=et.TorchCommunicator())
+    outcomes["own_test"] = np.array([test.statistic, test.p_value, *test.null_values])
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -110,6 +113,11 @@ def test_two_processes_match_one():
         alone = np.array(fields(ecekde.estimate(probs, labels, threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_sums_only"], alone, rtol=1e-12, atol=0, err_msg="own_sums_only")
+        test = ecekde.calibration_test_kde(probs, labels, bandwidth=0.1, replicates=8, seed=3, threads=1)
+        alone = np.array([test.statistic, test.p_value, *test.null_values])
+        for r in range(2):  # the statistic and the copies' values on the ring: to rounding; the p-value exactly
+            np.testing.assert_allclose(ranks[r]["own_test"], alone, rtol=1e-12, atol=0, err_msg="own_test")
+            assert ranks[r]["own_test"][1] == alone[1]
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

@@ -546,9 +546,6 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   return fit;
 }
 
-// Bytes of per-row sums the ring keeps across its blocks at once (ring_payload_sums): a grid of bandwidths
-// goes round the ring in groups of at most this much.
-constexpr std::size_t kRingSumsBytes = std::size_t{512} << 20;
 
 // Adds one block's PayloadSums record r (D, Q, A: depth values) of scale m into a row's running (m, D, Q,
 // A): both are brought to the larger scale, D and A as the weights, Q as their squares.

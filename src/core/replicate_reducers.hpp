@@ -126,16 +126,19 @@ class ReplicateClassSums {
 
 /// Per row j and relabelled copy b: N^b_jc = sum_{i != j, label_b(i) = c} exp(s_ji - m_j), where
 /// labels[i*B + b] is centre i's class in copy b. Calls finish(j, acc, stride, S_j) with
-/// N^b_jc = acc[(b*L + c) * stride] and S_j the data's own class sums, as ClassSums gives them.
+/// N^b_jc = acc[(b*L + c) * stride] and S_j the data's own class sums, as ClassSums gives them. Row r is
+/// centre first_row + r and is left out of its own sums, unless leave_one_out is false (rows are other
+/// points than the centres).
 template <class Finish>
 class RelabelledClassSums {
  public:
   static constexpr std::size_t R = 16;  // rows per tile, as label_scatter expects
 
   RelabelledClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets,
-                      double inv_h, const std::uint16_t* labels, std::size_t copies, Finish finish)
+                      double inv_h, const std::uint16_t* labels, std::size_t copies, Finish finish,
+                      bool leave_one_out = true, std::size_t first_row = 0)
       : lp_(lp), L_(lp.classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
-        finish_(std::move(finish)) {}
+        finish_(std::move(finish)), leave_one_out_(leave_one_out), first_row_(first_row) {}
 
   double work_per_pair() const { return replicate_pair_work(B_); }
   std::size_t tile_rows() const { return R; }
@@ -162,7 +165,7 @@ class RelabelledClassSums {
     for (std::size_t q = 0; q < rows; ++q) {
       double* w = s.w.data() + q * ld;
       const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets_.data() + col0, inv_h_, cols,
-                                         diagonal_in_block(row0 + q, col0, cols));
+                                         leave_one_out_ ? diagonal_in_block(first_row_ + row0 + q, col0, cols) : cols);
       if (!step.any) continue;
       if (step.factor != 1)
         for (std::size_t i = q; i < s.acc.size(); i += R) s.acc[i] *= step.factor;
@@ -181,6 +184,9 @@ class RelabelledClassSums {
 
   void finish(std::size_t j, const double* record) const { finish_(j, record, 1, record + B_ * L_); }
 
+  /// Row q's largest score so far, which its record's sums are scaled by (WithScale).
+  double scale(const Scratch& s, std::size_t q) const { return s.max[q].m; }
+
  private:
   const LabelledPoints& lp_;
   std::size_t L_;
@@ -190,6 +196,8 @@ class RelabelledClassSums {
   const std::uint16_t* labels_;
   std::size_t B_;
   Finish finish_;
+  bool leave_one_out_;
+  std::size_t first_row_;
 };
 
 }  // namespace ecekde::detail

@@ -21,6 +21,10 @@
 
 namespace ecekde::detail {
 
+/// Bytes of per-row sums a rank keeps across the ring's blocks at once: a grid of bandwidths (crossfit's
+/// criterion) or its rows (the calibration test's copies) go round the ring in groups of at most this much.
+inline constexpr std::size_t kRingSumsBytes = std::size_t{512} << 20;
+
 /// Where a rank's rows sit among all ranks' rows: rank r holds rows [first, first + own) of the whole
 /// input, the ranks' rows following one another in rank order.
 struct RingLayout {

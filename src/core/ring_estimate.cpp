@@ -172,7 +172,8 @@ Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& p
   return estimate_prepared(in, options);
 }
 
-// The mean over all ranks' rows of row_error at bandwidth h.
+}  // namespace
+
 double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
   const KernelPoints& x = lp.points;
   const std::size_t L = lp.classes;
@@ -190,31 +191,57 @@ double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h,
   return total[0] / static_cast<double>(at.n);
 }
 
-}  // namespace
-
-Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+RingInput ring_input(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   check_ring_applies(options);
   ExecutionOptions execution = options.execution;
   execution.own_rows = false;  // SweepPlan::from refuses it for the entry points that do not take it
-  SweepPlan plan = SweepPlan::from(execution);
-  const RingLayout at = ring_layout(plan.communicator, probs.rows(), probs.cols());
-  plan.communicator = nullptr;  // the ring passes blocks itself; each block's sweep runs on this rank alone
+  RingInput out;
+  out.in.plan = SweepPlan::from(execution);
+  out.at = ring_layout(out.in.plan.communicator, probs.rows(), probs.cols());
+  out.in.plan.communicator = nullptr;  // the ring passes blocks itself; each block's sweep runs on this rank alone
   const std::size_t k = probs.cols();
-  check_same_options(options, at.n, k, at.comm);
+  check_same_options(options, out.at.n, k, out.at.comm);
   if (k > 0) check_type_applies(options.type, k);
-  if (at.n < 2) fail_with("need at least 2 samples, got ", at.n);
-  Prepared in;
-  in.plan = plan;
+  if (out.at.n < 2) fail_with("need at least 2 samples, got ", out.at.n);
   std::string failure;
   try {
-    in.pred = read_predictions(probs, labels, options.renormalize, {at.first, true});
+    out.in.pred = read_predictions(probs, labels, options.renormalize, {out.at.first, true});
   } catch (const Error& e) {
     failure = e.what();
   }
-  throw_if_any_failed(at.comm, failure);
-  if (options.type == CalibrationType::marginal)
+  throw_if_any_failed(out.at.comm, failure);
+  return out;
+}
+
+RingBandwidth ring_paper_bandwidth(const RingLayout& at, const std::vector<LabelledPoints>& problems,
+                                   const EstimateOptions& options, const SweepPlan& plan) {
+  if (options.bandwidth) return {*options.bandwidth, std::nullopt};
+  const LabelledPoints& lp = problems.front();
+  const BandwidthOptions& b = options.bandwidth_selection;
+  // The whole input's criterion rows, as alone; this rank scores those among its own.
+  const std::vector<std::size_t> chosen = criterion_rows(at.n, b.max_rows), mine = own_rows_of(at, chosen);
+  BandwidthSelection selection = search_bandwidth(problems, b, chosen.size(), plan, [&](std::span<const double> bandwidths) {
+    return ring_bandwidth_scores(at, lp, mine, chosen.size(), bandwidths, b.criterion, plan);
+  });
+  const double h = selection.bandwidth;
+  return {h, std::move(selection)};
+}
+
+Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
+  RingInput ring = ring_input(probs, labels, options);
+  const RingLayout& at = ring.at;
+  Prepared& in = ring.in;
+  const SweepPlan& plan = in.plan;
+  if (options.type == CalibrationType::marginal) {
+    ExecutionOptions execution = options.execution;
+    execution.own_rows = false;
     return owned_marginal_estimate(at, in.pred, options, execution, plan.threads);
-  if (options.type != CalibrationType::canonical) return gathered_estimate(at, in.pred, options, execution);
+  }
+  if (options.type != CalibrationType::canonical) {
+    ExecutionOptions execution = options.execution;
+    execution.own_rows = false;
+    return gathered_estimate(at, in.pred, options, execution);
+  }
   in.problems = make_problems(in.pred, options.type, plan.threads);
   if (options.estimator == Estimator::crossfit) {
     Result r = crossfit_estimate(in, options, &at);
@@ -222,26 +249,17 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
     return r;
   }
   std::vector<double>().swap(in.pred.f);  // the paper's sweeps read the problem's points only
-  const std::vector<LabelledPoints>& problems = in.problems;
-  const LabelledPoints& lp = problems.front();
+  const LabelledPoints& lp = in.problems.front();
 
   const PlannedWork planned(plan.control, static_cast<double>(at.own) * static_cast<double>(at.n));
   Result r;
   r.type = options.type;
   r.p = options.p;
   r.n = at.n;
-  r.k = k;
-  if (options.bandwidth) {
-    r.bandwidth = *options.bandwidth;
-  } else {
-    const BandwidthOptions& b = options.bandwidth_selection;
-    // The whole input's criterion rows, as alone; this rank scores those among its own.
-    const std::vector<std::size_t> chosen = criterion_rows(at.n, b.max_rows), mine = own_rows_of(at, chosen);
-    r.selection = search_bandwidth(problems, b, chosen.size(), plan, [&](std::span<const double> bandwidths) {
-      return ring_bandwidth_scores(at, lp, mine, chosen.size(), bandwidths, b.criterion, plan);
-    });
-    r.bandwidth = r.selection->bandwidth;
-  }
+  r.k = probs.cols();
+  RingBandwidth h = ring_paper_bandwidth(at, in.problems, options, plan);
+  r.bandwidth = h.bandwidth;
+  r.selection = std::move(h.selection);
   r.ce_pow_p = ring_mean_error(at, lp, r.bandwidth, options.p, plan);
   r.ce = root_of(r.ce_pow_p, options.p);
   warn_of_float_rounding(in, r);

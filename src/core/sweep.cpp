@@ -54,10 +54,10 @@ void KernelPoints::centre_offsets(double h, std::span<double> out) const {
 }
 
 SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
-  // Every entry point plans its sweeps here; only estimate()'s ring (ring_estimate.cpp) takes own rows.
+  // Every entry point plans its sweeps here; only the ring's (ring_estimate.cpp) take own rows.
   if (execution.own_rows)
-    fail("own_rows (each rank passing only its own rows) is supported by estimate() only, for the paper's "
-         "canonical estimate");
+    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
+         "calibration_test_kde() only");
   SweepPlan plan;
   plan.threads = resolve_threads(execution.threads);
   if (execution.block_size > 0) plan.block = execution.block_size;

@@ -251,7 +251,9 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   std::vector<double> values(options.replicates, 0.0);
   // Split across ranks, each computes its share of the replicates (a statistic must then not use the
   // communicator itself: it runs on the workers).
-  if (execution.own_rows) fail("own_rows (each rank passing only its own rows) is supported by estimate() only");
+  if (execution.own_rows)
+    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
+         "calibration_test_kde() only");
   Communicator* comm = detail::split_across(execution.communicator);
   detail::check_same_replicates(comm, n, 0, options.replicates, options.seed);
   const detail::Share mine = detail::share_of(options.replicates, comm);

@@ -3,12 +3,15 @@
 #include "ecekde/calibration_test.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/estimate_steps.hpp"
 #include "core/numeric.hpp"
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
 #include "core/replicate_reducers.hpp"
+#include "core/ring.hpp"
+#include "core/ring_estimate.hpp"
 
 namespace ecekde {
 
@@ -66,6 +69,104 @@ double p_value(double statistic, const std::vector<double>& null_values) {
 }
 
 }  // namespace
+
+// Each rank draws its own rows' labels in every copy (a copy's stream first skips the rows before them, one
+// uniform each, so the draws are the lone ones), and these travel with its block of centres. A row's sums
+// over the blocks are merged max-shifted, as the ring's estimate merges them.
+CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labels, const EstimateOptions& given,
+                                                const CalibrationTestOptions& test, std::size_t sums_bytes) {
+  EstimateOptions options = given;
+  options.estimator = Estimator::paper;  // the test's statistic and bandwidth are the paper's, whatever the estimator
+  if (options.type != CalibrationType::canonical)
+    fail_with("own_rows (each rank passing only its own rows): the calibration test supports the canonical type "
+              "only, got ",
+              to_string(options.type));
+  RingInput ring = ring_input(probs, labels, options);
+  const RingLayout& at = ring.at;
+  Prepared& in = ring.in;
+  const std::size_t k = probs.cols(), B = test.replicates;
+  if (k > 65535) fail_with("the calibration test supports at most 65535 classes, got ", k);
+  check_same_replicates(at.comm, at.n, k, B, test.seed);
+  in.problems = make_problems(in.pred, options.type, in.plan.threads);
+  const LabelledPoints& lp = in.problems.front();
+  const KernelPoints& x = lp.points;
+  const SweepPlan& plan = in.plan;
+  CalibrationTestResult out;
+  out.bandwidth = ring_paper_bandwidth(at, in.problems, options, plan).bandwidth;
+  const double h = out.bandwidth, p = options.p, weight = problem_weight(options.type);
+
+  // This rank's centres' classes in each copy, centre-major in the problem's order: the block's payload.
+  std::vector<double> payload(x.n * B);
+  {
+    std::vector<double> running(k);
+    for (std::size_t b = 0; b < B; ++b) {
+      Rng stream = Rng::stream(test.seed, b);
+      for (std::size_t r = 0; r < at.first; ++r) stream.uniform();  // the other ranks' rows before these
+      for (std::size_t r = 0; r < at.own; ++r) {
+        running_sums(in.pred.f.data() + r * k, k, running.data());
+        payload[r * B + b] = static_cast<double>(draw_label(running.data(), k, stream));
+      }
+    }
+    std::vector<double> by_centre(payload.size());
+    for (std::size_t j = 0; j < x.n; ++j)
+      std::copy_n(payload.begin() + static_cast<std::ptrdiff_t>(lp.original[j] * B), B,
+                  by_centre.begin() + static_cast<std::ptrdiff_t>(j * B));
+    payload.swap(by_centre);
+  }
+  std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
+  x.centre_offsets(h, offsets[0]);
+  const std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest, payload, B);
+  payload = {};
+
+  const std::size_t L = lp.classes, width = (B + 1) * L;
+  const std::size_t group = std::max<std::size_t>(1, sums_bytes / (sizeof(double) * width));
+  std::vector<double> terms(x.n), contrib(x.n * B);
+  // Every rank takes as many groups as the rank with the most rows, so that every block goes round each time.
+  for (std::size_t g0 = 0; g0 == 0 || g0 < at.largest; g0 += group) {
+    const std::size_t rows = std::min(group, x.n - std::min(g0, x.n));
+    std::vector<double> scale(rows, -std::numeric_limits<double>::infinity()), sums(rows * width, 0.0);
+    std::vector<std::uint16_t> block_labels;
+    around_the_ring(at, packed, {L, x.dim, 1, B}, [&](const CentreBlock& block, bool own) {
+      block_labels.resize(block.payload().size());
+      std::transform(block.payload().begin(), block.payload().end(), block_labels.begin(),
+                     [](double c) { return static_cast<std::uint16_t>(c); });
+      if (rows == 0 || block.count() == 0) return;
+      auto merge = [&](std::size_t q, double m, const double* record) {
+        add_shifted(scale[q], sums.data() + q * width, m, record, width);
+      };
+      auto unused = [](std::size_t, const double*, std::size_t, const double*) {};
+      const WithScale reducer(RelabelledClassSums(block.runs(), *plan.kernels, block.offsets()[0], 1 / h,
+                                                  block_labels.data(), B, unused, own, g0),
+                              merge);
+      sweep_points(x.log_x.data() + g0 * x.dim, block.x_t(), rows, block.count(), x.dim, plan, reducer);
+    });
+    std::vector<double> num(L);
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t j = g0 + q;
+      const double* row = sums.data() + q * width;
+      terms[lp.original[j]] = row_error(lp, j, row + B * L, p);
+      for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t c = 0; c < L; ++c) num[c] = row[b * L + c];
+        contrib[lp.original[j] * B + b] = row_error(lp, j, num.data(), p);
+      }
+    }
+  }
+  const double n = static_cast<double>(at.n);
+  // The statistic from the copies' sweep where that is estimate()'s (in double), as alone.
+  out.statistic = weight * (replicates_give_estimate(lp, plan) ? total_over_ranks(at.comm, terms) / n
+                                                                : ring_mean_error(at, lp, h, p, plan));
+  out.null_values.assign(B, 0.0);
+  std::vector<double> column(x.n);
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t r = 0; r < x.n; ++r) column[r] = contrib[r * B + b];
+    out.null_values[b] = accurate_sum(column);
+  }
+  combine_shares(at.comm, out.null_values);
+  for (double& v : out.null_values) v = weight * v / n;
+  out.p_value = p_value(out.statistic, out.null_values);
+  return out;
+}
+
 }  // namespace detail
 
 std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed, std::size_t replicate) {
@@ -77,6 +178,7 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   check_options(options);
   detail::check_plug_in(options, "calibration_test_kde");
   detail::check_test(test);
+  if (options.execution.own_rows) return detail::own_rows_calibration_test(probs, labels, options, test);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;
   if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
@@ -154,7 +256,9 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   // Read and checked once, not once per copy (an n x K copy each: at K = 1,000 most of a binned test's time).
   const detail::LabelDraws draws(detail::read_probabilities(probs, false), probs.cols());
   // Split across ranks, each computes its share of the copies (as bootstrap()).
-  if (execution.own_rows) fail("own_rows (each rank passing only its own rows) is supported by estimate() only");
+  if (execution.own_rows)
+    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
+         "calibration_test_kde() only");
   Communicator* comm = detail::split_across(execution.communicator);
   detail::check_same_replicates(comm, probs.rows(), probs.cols(), test.replicates, test.seed);
   const detail::Share mine = detail::share_of(test.replicates, comm);

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "core/distributed.hpp"
+#include "core/ring_estimate.hpp"
 #include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
@@ -217,6 +219,86 @@ TEST(Ring, FloatPrecisionAgreesWithFloatAlone) {
         }
       }
   }
+}
+
+// The calibration test on the ring (canonical, the paper's estimator): the relabelled copies' labels drawn
+// by the rows' own ranks and travelling with their blocks. The statistic, every copy's value and the
+// bandwidth equal calibration_test_kde() alone on the whole input to 1e-12 relative, and the p-value
+// exactly; on 1-4 ranks (n = 3 on 4 leaves one without rows), fixed and automatic h, blocks of 5 and 512,
+// and with the rows going round in groups of one row (sums_bytes 1) as well as all at once.
+TEST(Ring, CalibrationTestMatchesAlone) {
+  struct Case {
+    std::size_t n, k;
+    std::optional<double> h;
+  };
+  for (const Case& c : {Case{61, 3, 0.05}, Case{203, 10, 0.4}, Case{230, 4, std::nullopt}, Case{3, 3, 0.1}}) {
+    const oracle::Data d = testdata::softmax_predictions(c.n, c.k, 80 + c.n + c.k, 2.0, 1.4);
+    ecekde::EstimateOptions o = paper_canonical();
+    o.bandwidth = c.h;
+    o.p = c.k == 10 ? 2.0 : 1.0;
+    ecekde::CalibrationTestOptions test;
+    test.replicates = 12;
+    test.seed = 5;
+    ecekde::EstimateOptions whole = o;
+    whole.execution.own_rows = false;
+    const auto alone = ecekde::calibration_test_kde(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                    ecekde::LabelsView(d.y), whole, test);
+    for (int ranks : {1, 2, 3, 4})
+      for (std::size_t block : {5, 512})
+        for (std::size_t sums_bytes : {std::size_t{1}, ecekde::detail::kRingSumsBytes}) {
+          const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
+                                   std::to_string(ranks) + " ranks, block " + std::to_string(block) +
+                                   (sums_bytes == 1 ? ", groups of one row" : "");
+          std::vector<ecekde::CalibrationTestResult> got(static_cast<std::size_t>(ranks));
+          ecekde::testing::ThreadRanks group(ranks);
+          group.run([&](int rank, ecekde::Communicator& comm) {
+            ecekde::EstimateOptions mine = o;
+            mine.execution.communicator = &comm;
+            mine.execution.block_size = block;
+            const Slice s = slice_of(d, rank, ranks);
+            got[static_cast<std::size_t>(rank)] =
+                ecekde::detail::own_rows_calibration_test(s.probs, s.labels, mine, test, sums_bytes);
+          });
+          for (const auto& r : got) {
+            EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
+            EXPECT_LT(relative(r.statistic, alone.statistic), 1e-12) << what << ": " << r.statistic << " vs " << alone.statistic;
+            ASSERT_EQ(r.null_values.size(), test.replicates) << what;
+            for (std::size_t b = 0; b < test.replicates; ++b)
+              EXPECT_LT(relative(r.null_values[b], alone.null_values[b]), 1e-12) << what << ", copy " << b;
+            // The p-value counts copies at or above the statistic: alone's, except where a copy ties the
+            // statistic to rounding (at n = 3 a copy can redraw the data's own labels), either count.
+            std::size_t above = 0, tied = 0;
+            for (double v : alone.null_values) {
+              if (relative(v, alone.statistic) < 1e-12) ++tied;
+              else if (v > alone.statistic) ++above;
+            }
+            const double copies = static_cast<double>(test.replicates) + 1;
+            EXPECT_GE(r.p_value, (1 + static_cast<double>(above)) / copies) << what;
+            EXPECT_LE(r.p_value, (1 + static_cast<double>(above + tied)) / copies) << what;
+            if (tied == 0) {
+              EXPECT_EQ(r.p_value, alone.p_value) << what;
+            }
+          }
+        }
+  }
+  // Through the public entry point, and what it refuses.
+  const oracle::Data d = testdata::softmax_predictions(40, 3, 9);
+  ecekde::testing::ThreadRanks group(2);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    ecekde::EstimateOptions o = paper_canonical();
+    o.bandwidth = 0.1;
+    o.execution.communicator = &comm;
+    const Slice s = slice_of(d, rank, 2);
+    EXPECT_EQ(ecekde::calibration_test_kde(s.probs, s.labels, o).null_values.size(), 100u);
+    o.type = CalibrationType::marginal;
+    try {
+      ecekde::calibration_test_kde(s.probs, s.labels, o);
+      ADD_FAILURE() << "marginal not refused";
+    } catch (const ecekde::Error& e) {
+      EXPECT_EQ(std::string(e.what()), "own_rows (each rank passing only its own rows): the calibration test supports "
+                                       "the canonical type only, got marginal");
+    }
+  });
 }
 
 // Top-label and binary gather their one-dimensional problem (n values), marginal's ranks each own a share
