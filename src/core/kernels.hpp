@@ -52,11 +52,12 @@ struct TileKernels {
                    std::size_t ldx, std::size_t depth, double* out);
 
 
-  /// For every centre c < cols and copy b < copies: acc[(b*classes + labels[c*copies + b])*16 + q] +=
-  /// wt[c*16 + q] for q < 16 (a tile of 16 rows, transposed). Used by the calibration test, where every
-  /// relabelled copy puts each centre's weight into a different class.
-  void (*label_scatter)(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
-                        std::size_t classes, double* acc);
+  /// For every copy b < copies and class l < classes: acc[(b*classes + l)*16 + q] += the sum of wt[c*16 + q]
+  /// (a tile of 16 rows, transposed) over the centres c = order[b*cols + i] for starts[b*(classes+1) + l]
+  /// <= i < starts[b*(classes+1) + l + 1]: each copy's centres grouped by their class in it. Used by the
+  /// calibration test, where every relabelled copy puts each centre into a different class.
+  void (*class_run_sums)(const double* wt, const std::uint32_t* order, const std::uint32_t* starts,
+                         std::size_t cols, std::size_t copies, std::size_t classes, double* acc);
 
   // The float path (ExecutionOptions::precision): scores offset_c + scale * dots[c] from float dot products,
   // the offset carried as two floats hi + lo (kernels_impl.cpp says why that keeps the score accurate).

@@ -446,21 +446,33 @@ void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t co
   }
 }
 
-void label_scatter(const double* wt, std::size_t cols, const std::uint16_t* labels, std::size_t copies,
-                   std::size_t classes, double* acc) {
-  // Copies in chunks whose accumulators (chunk x classes x 16 doubles) stay in L1; each accumulator
-  // still receives the centres in increasing order, so the sums do not depend on the chunking.
-  const std::size_t chunk = std::max<std::size_t>(1, 128 / classes);
-  for (std::size_t b0 = 0; b0 < copies; b0 += chunk) {
-    const std::size_t b1 = std::min(copies, b0 + chunk);
-    for (std::size_t c = 0; c < cols; ++c) {
-      const v8 w0 = load(wt + c * 16), w1 = load(wt + c * 16 + W);
-      const std::uint16_t* lab = labels + c * copies;
-      for (std::size_t b = b0; b < b1; ++b) {
-        double* a = acc + (b * classes + lab[b]) * 16;
-        store(a, load(a) + w0);
-        store(a + W, load(a + W) + w1);
+void class_run_sums(const double* wt, const std::uint32_t* order, const std::uint32_t* starts, std::size_t cols,
+                    std::size_t copies, std::size_t classes, double* acc) {
+  // Each class run summed in registers, four centres at a time into independent sums (an add's latency
+  // would otherwise bound the loop), then added to its accumulator once: loads only, where scattering
+  // each centre into its class's accumulator was bound by the stores.
+  for (std::size_t b = 0; b < copies; ++b) {
+    const std::uint32_t* ord = order + b * cols;
+    const std::uint32_t* st = starts + b * (classes + 1);
+    for (std::size_t l = 0; l < classes; ++l) {
+      std::size_t i = st[l];
+      const std::size_t end = st[l + 1];
+      if (i == end) continue;
+      v8 s[4][2] = {};
+      for (; i + 4 <= end; i += 4)
+        for (std::size_t u = 0; u < 4; ++u) {
+          const double* w = wt + ord[i + u] * 16;
+          s[u][0] += load(w);
+          s[u][1] += load(w + W);
+        }
+      for (std::size_t u = 0; i < end; ++i, ++u) {
+        const double* w = wt + ord[i] * 16;
+        s[u][0] += load(w);
+        s[u][1] += load(w + W);
       }
+      double* a = acc + (b * classes + l) * 16;
+      store(a, load(a) + ((s[0][0] + s[1][0]) + (s[2][0] + s[3][0])));
+      store(a + W, load(a + W) + ((s[0][1] + s[1][1]) + (s[2][1] + s[3][1])));
     }
   }
 }
@@ -472,7 +484,7 @@ TileKernels make_kernels() {
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
   return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum,
                      softplus_sigmoid, scale, row_dots,
-                     label_scatter, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
+                     class_run_sums, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }
 
 }  // namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA)

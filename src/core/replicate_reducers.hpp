@@ -128,17 +128,37 @@ class ReplicateClassSums {
 /// labels[i*B + b] is centre i's class in copy b. Calls finish(j, acc, stride, S_j) with
 /// N^b_jc = acc[(b*L + c) * stride] and S_j the data's own class sums, as ClassSums gives them. Row r is
 /// centre first_row + r and is left out of its own sums, unless leave_one_out is false (rows are other
-/// points than the centres).
+/// points than the centres). `block` is the sweep's (SweepPlan::block): each block's centres are grouped
+/// by their class in each copy once, here, for every tile of rows to sum class by class.
 template <class Finish>
 class RelabelledClassSums {
  public:
-  static constexpr std::size_t R = 16;  // rows per tile, as label_scatter expects
+  static constexpr std::size_t R = 16;  // rows per tile, as class_run_sums expects
 
   RelabelledClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets,
-                      double inv_h, const std::uint16_t* labels, std::size_t copies, Finish finish,
+                      double inv_h, const std::uint16_t* labels, std::size_t copies, std::size_t block, Finish finish,
                       bool leave_one_out = true, std::size_t first_row = 0)
-      : lp_(lp), L_(lp.classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), labels_(labels), B_(copies),
-        finish_(std::move(finish)), leave_one_out_(leave_one_out), first_row_(first_row) {}
+      : lp_(lp), L_(lp.classes), kern_(kern), offsets_(offsets), inv_h_(inv_h), B_(copies),
+        block_(std::max<std::size_t>(1, block)), finish_(std::move(finish)), leave_one_out_(leave_one_out),
+        first_row_(first_row) {
+    // Per block and copy, a counting sort of the block's centres by class: order_ (block-major, then copy)
+    // lists them class by class in increasing index, starts_ where each class begins.
+    const std::size_t n = offsets.size();
+    order_.resize(n * B_);
+    starts_.assign((n + block_ - 1) / block_ * B_ * (L_ + 1), 0);
+    std::vector<std::uint32_t> next(L_);
+    for (std::size_t c0 = 0; c0 < n; c0 += block_) {
+      const std::size_t cols = std::min(block_, n - c0);
+      for (std::size_t b = 0; b < B_; ++b) {
+        std::uint32_t* st = starts_.data() + (c0 / block_ * B_ + b) * (L_ + 1);
+        for (std::size_t c = 0; c < cols; ++c) ++st[labels[(c0 + c) * B_ + b] + 1];
+        for (std::size_t l = 0; l < L_; ++l) st[l + 1] += st[l];
+        std::copy_n(st, L_, next.begin());
+        std::uint32_t* ord = order_.data() + c0 * B_ + b * cols;
+        for (std::size_t c = 0; c < cols; ++c) ord[next[labels[(c0 + c) * B_ + b]]++] = static_cast<std::uint32_t>(c);
+      }
+    }
+  }
 
   double work_per_pair() const { return replicate_pair_work(B_); }
   std::size_t tile_rows() const { return R; }
@@ -172,7 +192,9 @@ class RelabelledClassSums {
       add_own_class_sums(lp_, kern_, step, w, col0, cols, s.own.data() + q * L_);
       for (std::size_t c = 0; c < cols; ++c) s.wt[c * R + q] = w[c];
     }
-    kern_.label_scatter(s.wt.data(), cols, labels_ + col0 * B_, B_, L_, s.acc.data());
+    ECEKDE_ASSERT(col0 % block_ == 0 && cols <= block_);
+    kern_.class_run_sums(s.wt.data(), order_.data() + col0 * B_, starts_.data() + col0 / block_ * B_ * (L_ + 1), cols,
+                         B_, L_, s.acc.data());
   }
 
   std::size_t record_width() const { return (B_ + 1) * L_; }  // N^b_jc at b*L + c, then S_j
@@ -193,11 +215,11 @@ class RelabelledClassSums {
   const TileKernels& kern_;
   std::span<const double> offsets_;
   double inv_h_;
-  const std::uint16_t* labels_;
-  std::size_t B_;
+  std::size_t B_, block_;
   Finish finish_;
   bool leave_one_out_;
   std::size_t first_row_;
+  std::vector<std::uint32_t> order_, starts_;
 };
 
 }  // namespace ecekde::detail

@@ -136,7 +136,7 @@ CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labe
       };
       auto unused = [](std::size_t, const double*, std::size_t, const double*) {};
       const WithScale reducer(RelabelledClassSums(block.runs(), *plan.kernels, block.offsets()[0], 1 / h,
-                                                  block_labels.data(), B, unused, own, g0),
+                                                  block_labels.data(), B, plan.block, unused, own, g0),
                               merge);
       sweep_points(x.log_x.data() + g0 * x.dim, block.x_t(), rows, block.count(), x.dim, plan, reducer);
     });
@@ -231,7 +231,8 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
       }
     };
     detail::sweep(lp.points, in.plan,
-                  detail::RelabelledClassSums(lp, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, finish));
+                  detail::RelabelledClassSums(lp, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, in.plan.block,
+                                              finish));
     out.statistic += weight * (own_sweep ? detail::mean_error(lp, h, p, in.plan)
                                          : detail::accurate_sum(terms) / static_cast<double>(n));
     std::vector<double> column(n);

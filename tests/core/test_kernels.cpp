@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -211,6 +212,46 @@ TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
 TEST(Kernels, FloatDotDoesNotDependOnTilingAndMatchesPlainSum) {
   // Depth up to 200 (four chunks): the chunking is the double kernel's code, checked to 1000 above.
   for (const TileKernels* kern : variants()) check_dot<float>(*kern, kern->dot_float, nullptr, 200);
+}
+
+// The calibration test's class sums: every copy's centres grouped by class (here by a plain stable
+// partition), summed per class into 16-row accumulators, against plain sums in each variant. Runs of 0 to
+// over 4 centres (the four interleaved sums and their tail), empty classes (their accumulators untouched).
+TEST(Kernels, ClassRunSumsAreEachCopysClassSums) {
+  ecekde::Rng rng(11);
+  for (const TileKernels* kern : variants())
+    for (std::size_t cols : {1, 3, 4, 5, 9, 17, 512})
+      for (std::size_t copies : {1, 7})
+        for (std::size_t classes : {1, 2, 10}) {
+          std::vector<double> wt(cols * 16), acc(copies * classes * 16), plain;
+          for (double& w : wt) w = rng.uniform();
+          for (double& a : acc) a = rng.uniform();
+          plain = acc;
+          std::vector<std::uint32_t> order(copies * cols), starts(copies * (classes + 1), 0);
+          for (std::size_t b = 0; b < copies; ++b) {
+            std::vector<std::size_t> label(cols);
+            for (auto& l : label) l = classes == 10 ? rng.below(3) * 3 : rng.below(classes);  // K = 10: 7 empty
+            std::size_t i = 0;
+            for (std::size_t l = 0; l < classes; ++l) {
+              starts[b * (classes + 1) + l] = static_cast<std::uint32_t>(i);
+              for (std::size_t c = 0; c < cols; ++c)
+                if (label[c] == l) {
+                  order[b * cols + i++] = static_cast<std::uint32_t>(c);
+                  for (std::size_t q = 0; q < 16; ++q) plain[(b * classes + l) * 16 + q] += wt[c * 16 + q];
+                }
+            }
+            starts[b * (classes + 1) + classes] = static_cast<std::uint32_t>(i);
+          }
+          const std::vector<double> before = acc;
+          kern->class_run_sums(wt.data(), order.data(), starts.data(), cols, copies, classes, acc.data());
+          for (std::size_t i = 0; i < acc.size(); ++i) {
+            if (plain[i] == before[i]) {
+              EXPECT_EQ(acc[i], before[i]) << kern->isa << ": an empty class was written";
+            }
+            EXPECT_NEAR(acc[i], plain[i], 1e-14 * plain[i])
+                << kern->isa << " cols " << cols << " copies " << copies << " classes " << classes << " at " << i;
+          }
+        }
 }
 
 }  // namespace
