@@ -98,14 +98,15 @@ CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labe
   // This rank's centres' classes in each copy, centre-major in the problem's order: the block's payload.
   std::vector<double> payload(x.n * B);
   {
-    std::vector<double> running(k);
+    std::vector<Rng> streams;
     for (std::size_t b = 0; b < B; ++b) {
-      Rng stream = Rng::stream(test.seed, b);
-      for (std::size_t r = 0; r < at.first; ++r) stream.uniform();  // the other ranks' rows before these
-      for (std::size_t r = 0; r < at.own; ++r) {
-        running_sums(in.pred.f.data() + r * k, k, running.data());
-        payload[r * B + b] = static_cast<double>(draw_label(running.data(), k, stream));
-      }
+      streams.push_back(Rng::stream(test.seed, b));
+      for (std::size_t r = 0; r < at.first; ++r) streams.back().uniform();  // the other ranks' rows before these
+    }
+    std::vector<double> running(k);
+    for (std::size_t r = 0; r < at.own; ++r) {
+      running_sums(in.pred.f.data() + r * k, k, running.data());
+      for (std::size_t b = 0; b < B; ++b) payload[r * B + b] = static_cast<double>(draw_label(running.data(), k, streams[b]));
     }
     std::vector<double> by_centre(payload.size());
     for (std::size_t j = 0; j < x.n; ++j)
