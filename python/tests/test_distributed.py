@@ -68,6 +68,9 @@ def _rank_main(rank, init_file, out_dir):
     test = ecekde.calibration_test_kde(probs[mine], labels[mine], bandwidth=0.1, replicates=8, seed=3, threads=1,
                                        own_rows=True, communicator=et.TorchCommunicator())
     outcomes["own_test"] = np.array([test.statistic, test.p_value, *test.null_values])
+    boot = ecekde.bootstrap_kde(probs[mine], labels[mine], replicates=6, seed=4, threads=1, own_rows=True,
+                                communicator=et.TorchCommunicator())
+    outcomes["own_bootstrap"] = np.array([boot.result.ce_pow_p, boot.ce.lower, boot.ce.upper, *boot.ce_pow_p.replicates])
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -118,6 +121,10 @@ def test_two_processes_match_one():
         for r in range(2):  # the statistic and the copies' values on the ring: to rounding; the p-value exactly
             np.testing.assert_allclose(ranks[r]["own_test"], alone, rtol=1e-12, atol=0, err_msg="own_test")
             assert ranks[r]["own_test"][1] == alone[1]
+        boot = ecekde.bootstrap_kde(probs, labels, replicates=6, seed=4, threads=1)
+        alone = np.array([boot.result.ce_pow_p, boot.ce.lower, boot.ce.upper, *boot.ce_pow_p.replicates])
+        for r in range(2):  # the ring's bootstrap: to rounding
+            np.testing.assert_allclose(ranks[r]["own_bootstrap"], alone, rtol=1e-12, atol=0, err_msg="own_bootstrap")
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

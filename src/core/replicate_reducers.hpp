@@ -42,13 +42,16 @@ inline void add_own_class_sums(const LabelledPoints& lp, const TileKernels& kern
 /// Per row j, class c and replicate b: N^b_jc = sum_{i != j, y_i = c} mult[i*B + b] exp(s_ji - m_j), with
 /// m_j the row's largest score over all i != j. Calls finish(j, m_j, self_score_j, N_j, S_j) with N_j laid
 /// out [c*B + b], self_score_j = s_jj (the row's own kernel, which copies in a resample would see) and S_j
-/// the data's own class sums, as ClassSums gives them.
+/// the data's own class sums, as ClassSums gives them. Row r is centre first_row + r and is left out of its
+/// own sums, unless leave_one_out is false (the ring's other blocks: self_score_j is then -inf).
 template <class Finish>
 class ReplicateClassSums {
  public:
   ReplicateClassSums(const LabelledPoints& lp, const TileKernels& kern, std::span<const double> offsets, double inv_h,
-                     const double* mult, std::size_t replicates, Finish finish)
-      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)) {}
+                     const double* mult, std::size_t replicates, Finish finish, bool leave_one_out = true,
+                     std::size_t first_row = 0)
+      : lp_(lp), kern_(kern), offsets_(offsets), inv_h_(inv_h), mult_(mult), B_(replicates), finish_(std::move(finish)),
+        leave_one_out_(leave_one_out), first_row_(first_row) {}
 
   double work_per_pair() const { return replicate_pair_work(B_); }
 
@@ -81,7 +84,7 @@ class ReplicateClassSums {
             const double* dots, std::size_t ld) const {
     const std::size_t L = lp_.classes, col_end = col0 + cols;
     for (std::size_t q = 0; q < rows; ++q) {
-      const std::size_t skip = diagonal_in_block(row0 + q, col0, cols);
+      const std::size_t skip = leave_one_out_ ? diagonal_in_block(first_row_ + row0 + q, col0, cols) : cols;
       if (skip < cols) s.self[q] = offsets_[col0 + skip] + inv_h_ * dots[q * ld + skip];
       double* w = s.w.data() + q * ld;
       const auto step = s.max[q].weights(kern_, dots + q * ld, w, offsets_.data() + col0, inv_h_, cols, skip);
@@ -122,6 +125,8 @@ class ReplicateClassSums {
   const double* mult_;
   std::size_t B_;
   Finish finish_;
+  bool leave_one_out_;
+  std::size_t first_row_;
 };
 
 /// Per row j and relabelled copy b: N^b_jc = sum_{i != j, label_b(i) = c} exp(s_ji - m_j), where

@@ -5,6 +5,7 @@
 
 #include "core/estimate_steps.hpp"
 #include "core/ring.hpp"
+#include "ecekde/bootstrap.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
 
@@ -43,5 +44,11 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
 CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                                                 const CalibrationTestOptions& test,
                                                 std::size_t sums_bytes = kRingSumsBytes);
+
+/// bootstrap_kde() from each rank's own rows (src/stats/bootstrap.cpp): the canonical type on the ring, its
+/// rows going round in groups whose sums (replicates x classes per row) stay within sums_bytes. The same
+/// result on every rank, within 1e-12 relative of one process's, not bitwise.
+KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const EstimateOptions& options,
+                                const BootstrapOptions& bootstrap, std::size_t sums_bytes = kRingSumsBytes);
 
 }  // namespace ecekde::detail

@@ -53,11 +53,15 @@ void KernelPoints::centre_offsets(double h, std::span<double> out) const {
   }
 }
 
+void refuse_own_rows() {
+  fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
+       "bootstrap_kde() and calibration_test_kde() only");
+}
+
 SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
   // Every entry point plans its sweeps here; only the ring's (ring_estimate.cpp) take own rows.
   if (execution.own_rows)
-    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
-         "calibration_test_kde() only");
+    refuse_own_rows();
   SweepPlan plan;
   plan.threads = resolve_threads(execution.threads);
   if (execution.block_size > 0) plan.block = execution.block_size;

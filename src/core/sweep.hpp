@@ -51,6 +51,9 @@ struct KernelPoints {
 /// of at most this much, so that wide records (the bootstrap's classes x replicates) stay bounded.
 inline constexpr std::size_t kRecordBytes = std::size_t{64} << 20;
 
+/// Throws for an entry point that does not take ExecutionOptions::own_rows, naming those that do.
+[[noreturn]] void refuse_own_rows();
+
 /// How a sweep is cut and run.
 struct SweepPlan {
   const TileKernels* kernels = nullptr;

@@ -12,13 +12,26 @@
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
 #include "core/replicate_reducers.hpp"
+#include "core/ring.hpp"
+#include "core/ring_estimate.hpp"
 
 namespace ecekde {
 
-std::vector<std::size_t> bootstrap_indices(std::size_t n, std::uint64_t seed, std::size_t replicate) {
+namespace {
+
+// Calls take(i) for each of the n rows drawn for resample `replicate`, in the order drawn.
+template <class Take>
+void draw_resample(std::size_t n, std::uint64_t seed, std::size_t replicate, Take take) {
   Rng rng = Rng::stream(seed, replicate);
-  std::vector<std::size_t> idx(n);
-  for (auto& i : idx) i = static_cast<std::size_t>(rng.below(n));
+  for (std::size_t d = 0; d < n; ++d) take(static_cast<std::size_t>(rng.below(n)));
+}
+
+}  // namespace
+
+std::vector<std::size_t> bootstrap_indices(std::size_t n, std::uint64_t seed, std::size_t replicate) {
+  std::vector<std::size_t> idx;
+  idx.reserve(n);
+  draw_resample(n, seed, replicate, [&](std::size_t i) { idx.push_back(i); });
   return idx;
 }
 
@@ -51,31 +64,63 @@ Interval make_interval(double estimate, std::vector<double> replicates, double l
 
 namespace {
 
-// A row's sums for one replicate computed directly, with its own maximum over the centres the replicate
-// contains: the fallback for rows whose replicate denominator underflows in the shared sweep (their
-// dominant neighbours were not resampled). weight(i) is centre i's multiplicity in the replicate.
+// Row j's sums for one replicate over a set of centres (x_t: dim x count, transposed; their class runs,
+// offsets and multiplicities weight(i)), computed directly with their own maximum over the centres the
+// replicate contains, and added into acc (scaled by exp(acc_m)) max-shifted. The fallback for rows whose
+// replicate denominator underflows in the shared sweep (their dominant neighbours were not resampled).
 template <class Weight>
-std::vector<double> exact_row_sums(const LabelledPoints& lp, std::span<const double> offsets, double inv_h,
-                                   std::size_t j, Weight weight) {
-  const KernelPoints& x = lp.points;
-  std::vector<double> score(x.n);
+void add_exact_sums(const double* log_x_row, const double* x_t, std::size_t count, std::size_t dim,
+                    const LabelledPoints& runs, std::span<const double> offsets, double inv_h, Weight weight,
+                    double& acc_m, double* acc) {
+  std::vector<double> score(count);
   double m = -INFINITY;
-  for (std::size_t i = 0; i < x.n; ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (weight(i) == 0) continue;
     double d = 0;
-    for (std::size_t k = 0; k < x.dim; ++k) d += x.log_x[j * x.dim + k] * x.x(i, k);
+    for (std::size_t k = 0; k < dim; ++k) d += log_x_row[k] * x_t[k * count + i];
     score[i] = offsets[i] + inv_h * d;
     m = std::max(m, score[i]);
   }
-  std::vector<double> sums(lp.classes, 0.0);
-  for (std::size_t i = 0; i < x.n; ++i)
-    if (weight(i) != 0) sums[lp.label(i)] += weight(i) * std::exp(score[i] - m);
-  return sums;
+  std::vector<double> sums(runs.classes, 0.0);
+  for (std::size_t i = 0; i < count; ++i)
+    if (weight(i) != 0) sums[runs.label(i)] += weight(i) * std::exp(score[i] - m);
+  add_shifted(acc_m, acc, m, sums.data(), runs.classes);
 }
 
 // Below this (relative to the row's largest weight, 1) a replicate's denominator has lost digits to
 // the exp(-700) flush: recompute that row exactly.
 constexpr double kUnderflowGuard = 1e-200;
+
+// Replicate b's class sums of row j (own class `own`, multiplicity c_j) from the shared sweep's sums
+// (laid out [c*stride + b], scaled by exp(-m); self the row's own score) into num; false where the
+// denominator underflowed and the row must be recomputed exactly.
+bool replicate_sums(const double* sums, std::size_t stride, std::size_t b, double m, double self, double c_j,
+                    std::size_t own, BootstrapCopies copies, std::vector<double>& num) {
+  for (std::size_t c = 0; c < num.size(); ++c) num[c] = sums[c * stride + b];
+  if (copies == BootstrapCopies::plain && c_j >= 2) {
+    // add the c_j - 1 other copies (weight exp(self - m) each) without overflow: rescale whichever
+    // side is larger to 1
+    const double delta = self - m;
+    const double scale_sums = delta > 0 ? std::exp(-delta) : 1.0, scale_self = delta > 0 ? 1.0 : std::exp(delta);
+    for (auto& v : num) v *= scale_sums;
+    num[own] += (c_j - 1) * scale_self;
+  }
+  double den = 0;
+  for (double v : num) den += v;
+  return den >= kUnderflowGuard;
+}
+
+// The exact sums of a recomputed row: exact(with_copies) gives them with the row's c_j - 1 other copies
+// as neighbours or without; those of the convention, unless the resample holds no other sample, when the
+// row's copies are its only neighbours.
+template <class Exact>
+std::vector<double> exact_replicate_sums(BootstrapCopies copies, Exact exact) {
+  std::vector<double> num = exact(copies == BootstrapCopies::plain);
+  double den = 0;
+  for (double v : num) den += v;
+  if (!(den > 0)) num = exact(true);
+  return num;
+}
 
 // Replicate values (weighted mean row errors) of one problem, and its estimate's mean row error from the
 // same sweep where that is estimate()'s (replicates_give_estimate); mult is n x B in input-row order.
@@ -101,27 +146,14 @@ ProblemReplicates problem_replicates(const LabelledPoints& lp, double h, double 
   std::vector<std::vector<std::size_t>> redo(n);  // replicates to recompute exactly, per row
   auto finish = [&](std::size_t j, double m, double self, const double* sums, const double* own_sums) {
     terms[lp.original[j]] = row_error(lp, j, own_sums, p);
-    const std::size_t own = lp.label(j);
     std::vector<double> num(L);
     for (std::size_t b = 0; b < B; ++b) {
       const double c_j = mult[j * stride + b];
       if (c_j == 0) continue;
-      for (std::size_t c = 0; c < L; ++c) num[c] = sums[c * stride + b];
-      if (copies == BootstrapCopies::plain && c_j >= 2) {
-        // add the c_j - 1 other copies (weight exp(self - m) each) without overflow: rescale whichever
-        // side is larger to 1
-        const double delta = self - m;
-        const double scale_sums = delta > 0 ? std::exp(-delta) : 1.0, scale_self = delta > 0 ? 1.0 : std::exp(delta);
-        for (auto& v : num) v *= scale_sums;
-        num[own] += (c_j - 1) * scale_self;
-      }
-      double den = 0;
-      for (double v : num) den += v;
-      if (!(den >= kUnderflowGuard)) {
+      if (replicate_sums(sums, stride, b, m, self, c_j, lp.label(j), copies, num))
+        contrib[lp.original[j] * B + b] = c_j * row_error(lp, j, num.data(), p);
+      else
         redo[j].push_back(b);
-        continue;
-      }
-      contrib[lp.original[j] * B + b] = c_j * row_error(lp, j, num.data(), p);
     }
   };
   sweep(x, plan, ReplicateClassSums(lp, *plan.kernels, offsets, inv_h, mult.data(), stride, finish));
@@ -135,15 +167,14 @@ ProblemReplicates problem_replicates(const LabelledPoints& lp, double h, double 
     WorkLedger::check(plan.control);
     for (std::size_t b : redo[j]) {
       const double c_j = mult[j * stride + b];
-      auto weight_with_copies = [&](std::size_t i) { return i == j ? c_j - 1 : mult[i * stride + b]; };
-      auto weight_without = [&](std::size_t i) { return i == j ? 0.0 : mult[i * stride + b]; };
-      std::vector<double> num = copies == BootstrapCopies::plain
-                                    ? exact_row_sums(lp, offsets, inv_h, j, weight_with_copies)
-                                    : exact_row_sums(lp, offsets, inv_h, j, weight_without);
-      double den = 0;
-      for (double v : num) den += v;
-      if (!(den > 0))  // the resample holds no other sample: the row's copies are its only neighbours
-        num = exact_row_sums(lp, offsets, inv_h, j, weight_with_copies);
+      const std::vector<double> num = exact_replicate_sums(copies, [&](bool with_copies) {
+        double m = -INFINITY;
+        std::vector<double> sums(L, 0.0);
+        add_exact_sums(x.log_x.data() + j * x.dim, x.x_t.data(), n, x.dim, lp, offsets, inv_h,
+                       [&](std::size_t i) { return i != j ? mult[i * stride + b] : with_copies ? c_j - 1 : 0.0; },
+                       m, sums.data());
+        return sums;
+      });
       contrib[lp.original[j] * B + b] = c_j * row_error(lp, j, num.data(), p);
     }
     WorkLedger::done(plan.control, static_cast<double>(redo[j].size()) * static_cast<double>(n));
@@ -160,7 +191,155 @@ ProblemReplicates problem_replicates(const LabelledPoints& lp, double h, double 
   return out;
 }
 
+// The intervals of CE_p^p and CE_p from the estimate (r) and the replicates' values of CE_p^p.
+KdeBootstrap with_intervals(Result r, std::vector<double> values, double level) {
+  const double p = r.p;
+  KdeBootstrap out;
+  out.result = std::move(r);
+  // CE_p's interval is CE_p^p's mapped by the increasing x^(1/p) (interpolated quantiles of the roots
+  // would differ slightly and no longer correspond).
+  auto root = [p](double v) { return root_of(v, p); };
+  out.ce_pow_p = make_interval(out.result.ce_pow_p, std::move(values), level);
+  out.ce.estimate = out.result.ce;
+  out.ce.level = level;
+  out.ce.lower = root(out.ce_pow_p.lower);
+  out.ce.upper = root(out.ce_pow_p.upper);
+  for (double v : out.ce_pow_p.replicates) out.ce.replicates.push_back(root(v));
+  return out;
+}
+
 }  // namespace
+
+// Each rank counts its own rows' multiplicities in every resample (drawing the whole resample, n indices
+// each, as alone), and these travel with its block of centres. A row's replicate sums over the blocks are
+// merged max-shifted, as the ring's estimate merges them; rows whose replicate denominator underflows are
+// recomputed exactly on a second pass of the blocks.
+KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const EstimateOptions& given,
+                                const BootstrapOptions& bootstrap, std::size_t sums_bytes) {
+  EstimateOptions options = given;
+  options.estimator = Estimator::paper;  // the bootstrap's estimate and bandwidth are the paper's, whatever the estimator
+  if (options.type != CalibrationType::canonical)
+    fail_with("own_rows (each rank passing only its own rows): the bootstrap supports the canonical type only, got ",
+              to_string(options.type));
+  RingInput ring = ring_input(probs, labels, options);
+  const RingLayout& at = ring.at;
+  Prepared& in = ring.in;
+  const std::size_t B = bootstrap.replicates, stride = padded_replicates(B);
+  check_same_replicates(at.comm, at.n, probs.cols(), B, bootstrap.seed);
+  in.problems = make_problems(in.pred, options.type, in.plan.threads);
+  std::vector<double>().swap(in.pred.f);  // the sweeps read the problem's points only
+  const LabelledPoints& lp = in.problems.front();
+  const KernelPoints& x = lp.points;
+  const SweepPlan& plan = in.plan;
+  Result r;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = at.n;
+  r.k = probs.cols();
+  RingBandwidth chosen = ring_paper_bandwidth(at, in.problems, options, plan);
+  r.bandwidth = chosen.bandwidth;
+  r.selection = std::move(chosen.selection);
+  const double h = r.bandwidth, p = options.p, inv_h = 1 / h;
+
+  // This rank's centres' multiplicities in each resample, centre-major in the problem's order (padded):
+  // the block's payload.
+  std::vector<double> mult(x.n * stride, 0.0);
+  {
+    std::vector<std::size_t> position(x.n);
+    for (std::size_t j = 0; j < x.n; ++j) position[lp.original[j]] = j;
+    for (std::size_t b = 0; b < B; ++b)
+      draw_resample(at.n, bootstrap.seed, b, [&](std::size_t row) {
+        if (row >= at.first && row - at.first < at.own) mult[position[row - at.first] * stride + b] += 1;
+      });
+  }
+  std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
+  x.centre_offsets(h, offsets[0]);
+  const std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest, mult, stride);
+  const CentreBlock::Shape shape{lp.classes, x.dim, 1, stride};
+
+  const std::size_t L = lp.classes, width = L * (stride + 1);  // a row's replicate sums, then its own
+  const std::size_t group = std::max<std::size_t>(1, sums_bytes / (sizeof(double) * width));
+  std::vector<double> terms(x.n), contrib(x.n * B, 0.0);
+  struct Redo {
+    std::size_t row, replicate;
+  };
+  std::vector<Redo> redo;
+  // Every rank takes as many groups as the rank with the most rows, so that every block goes round each time.
+  for (std::size_t g0 = 0; g0 == 0 || g0 < at.largest; g0 += group) {
+    const std::size_t rows = std::min(group, x.n - std::min(g0, x.n));
+    std::vector<double> scale(rows, -INFINITY), self(rows, -INFINITY), sums(rows * width, 0.0);
+    around_the_ring(at, packed, shape, [&](const CentreBlock& block, bool own) {
+      if (rows == 0 || block.count() == 0) return;
+      auto merge = [&](std::size_t q, double m, double self_score, const double* replicate_sums, const double*) {
+        add_shifted(scale[q], sums.data() + q * width, m, replicate_sums, width);  // the own sums follow them
+        self[q] = std::max(self[q], self_score);
+      };
+      sweep_points(x.log_x.data() + g0 * x.dim, block.x_t(), rows, block.count(), x.dim, plan,
+                   ReplicateClassSums(block.runs(), *plan.kernels, block.offsets()[0], inv_h, block.payload().data(),
+                                      stride, merge, own, g0));
+    });
+    std::vector<double> num(L);
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t j = g0 + q;
+      const double* row = sums.data() + q * width;
+      terms[lp.original[j]] = row_error(lp, j, row + L * stride, p);
+      for (std::size_t b = 0; b < B; ++b) {
+        const double c_j = mult[j * stride + b];
+        if (c_j == 0) continue;
+        if (replicate_sums(row, stride, b, scale[q], self[q], c_j, lp.label(j), bootstrap.copies, num))
+          contrib[lp.original[j] * B + b] = c_j * row_error(lp, j, num.data(), p);
+        else
+          redo.push_back({j, b});
+      }
+    }
+  }
+
+  // The rows recomputed exactly: per row and replicate, the sums with and without its other copies, each
+  // over every block's centres that the replicate holds.
+  std::vector<double> redos{static_cast<double>(redo.size())};
+  combine_shares(at.comm, redos);
+  if (redos[0] > 0) {
+    std::vector<double> with_m(redo.size(), -INFINITY), without_m = with_m;
+    std::vector<double> with(redo.size() * L, 0.0), without = with;
+    around_the_ring(at, packed, shape, [&](const CentreBlock& block, bool own) {
+      parallel_for(redo.size(), plan.threads, [&](std::size_t e, int) {
+        const std::size_t j = redo[e].row, b = redo[e].replicate;  // not a structured binding: lambdas capture them
+        const double c_j = mult[j * stride + b];
+        const std::span<const double> payload = block.payload();
+        for (const bool with_copies : {true, false})
+          add_exact_sums(x.log_x.data() + j * x.dim, block.x_t(), block.count(), x.dim, block.runs(),
+                         block.offsets()[0], inv_h,
+                         [&](std::size_t i) {
+                           return !own || i != j ? payload[i * stride + b] : with_copies ? c_j - 1 : 0.0;
+                         },
+                         with_copies ? with_m[e] : without_m[e], (with_copies ? with : without).data() + e * L);
+      });
+    });
+    for (std::size_t e = 0; e < redo.size(); ++e) {
+      const auto [j, b] = redo[e];
+      const std::vector<double> num = exact_replicate_sums(bootstrap.copies, [&](bool with_copies) {
+        const double* sums = (with_copies ? with : without).data() + e * L;
+        return std::vector<double>(sums, sums + L);
+      });
+      contrib[lp.original[j] * B + b] = mult[j * stride + b] * row_error(lp, j, num.data(), p);
+    }
+  }
+
+  const double n = static_cast<double>(at.n), weight = problem_weight(options.type);
+  // The estimate from the replicates' sweep where that is estimate()'s (in double), as alone.
+  r.ce_pow_p = weight * (replicates_give_estimate(lp, plan) ? total_over_ranks(at.comm, terms) / n
+                                                             : ring_mean_error(at, lp, h, p, plan));
+  r.ce = root_of(r.ce_pow_p, p);
+  std::vector<double> values(B), column(x.n);
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t row = 0; row < x.n; ++row) column[row] = contrib[row * B + b];
+    values[b] = accurate_sum(column);
+  }
+  combine_shares(at.comm, values);
+  for (double& v : values) v = weight * v / n;
+  return with_intervals(std::move(r), std::move(values), bootstrap.level);
+}
+
 }  // namespace detail
 
 KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
@@ -168,15 +347,15 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   check_options(options);
   detail::check_plug_in(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
+  if (options.execution.own_rows) return detail::own_rows_bootstrap(probs, labels, options, bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   // the replicates' sweep of each problem, and the estimate's where that sweep does not give it
   const double replicate_work = detail::replicate_pair_work(detail::padded_replicates(bootstrap.replicates));
   const bool own_sweep = !detail::replicates_give_estimate(in.problems.front(), in.plan);
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, own_sweep + replicate_work));
   detail::check_same_replicates(in.plan.communicator, in.pred.n, in.pred.k, bootstrap.replicates, bootstrap.seed);
-  KdeBootstrap out;
-  out.result = detail::start_result(options, in);
-  const double h = out.result.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
+  Result result = detail::start_result(options, in);
+  const double h = result.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
 
   const std::size_t n = in.pred.n, B = bootstrap.replicates;
   std::vector<double> mult(n * B, 0.0);  // input row r, replicate b -> mult[r*B + b]
@@ -187,22 +366,12 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   for (const auto& lp : in.problems) {
     const auto rep = detail::problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, in.plan);
     const double v = weight * (rep.mean_error ? *rep.mean_error : detail::mean_error(lp, h, p, in.plan));
-    if (options.type == CalibrationType::marginal) out.result.class_ce_pow_p.push_back(v);
-    out.result.ce_pow_p += v;
+    if (options.type == CalibrationType::marginal) result.class_ce_pow_p.push_back(v);
+    result.ce_pow_p += v;
     for (std::size_t b = 0; b < B; ++b) values[b] += rep.values[b];
   }
-  out.result.ce = detail::root_of(out.result.ce_pow_p, p);
-
-  // CE_p's interval is CE_p^p's mapped by the increasing x^(1/p) (interpolated quantiles of the roots
-  // would differ slightly and no longer correspond).
-  auto root = [p](double v) { return detail::root_of(v, p); };
-  out.ce_pow_p = detail::make_interval(out.result.ce_pow_p, std::move(values), bootstrap.level);
-  out.ce.estimate = out.result.ce;
-  out.ce.level = bootstrap.level;
-  out.ce.lower = root(out.ce_pow_p.lower);
-  out.ce.upper = root(out.ce_pow_p.upper);
-  for (double v : out.ce_pow_p.replicates) out.ce.replicates.push_back(root(v));
-  return out;
+  result.ce = detail::root_of(result.ce_pow_p, p);
+  return detail::with_intervals(std::move(result), std::move(values), bootstrap.level);
 }
 
 namespace {
@@ -252,8 +421,7 @@ Interval bootstrap(std::size_t n, const std::function<double(std::span<const std
   // Split across ranks, each computes its share of the replicates (a statistic must then not use the
   // communicator itself: it runs on the workers).
   if (execution.own_rows)
-    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
-         "calibration_test_kde() only");
+    detail::refuse_own_rows();
   Communicator* comm = detail::split_across(execution.communicator);
   detail::check_same_replicates(comm, n, 0, options.replicates, options.seed);
   const detail::Share mine = detail::share_of(options.replicates, comm);

@@ -259,8 +259,7 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
   const detail::LabelDraws draws(detail::read_probabilities(probs, false), probs.cols());
   // Split across ranks, each computes its share of the copies (as bootstrap()).
   if (execution.own_rows)
-    fail("own_rows (each rank passing only its own rows) is supported by estimate() and, for the canonical type, "
-         "calibration_test_kde() only");
+    detail::refuse_own_rows();
   Communicator* comm = detail::split_across(execution.communicator);
   detail::check_same_replicates(comm, probs.rows(), probs.cols(), test.replicates, test.seed);
   const detail::Share mine = detail::share_of(test.replicates, comm);
