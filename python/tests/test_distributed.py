@@ -71,6 +71,12 @@ def _rank_main(rank, init_file, out_dir):
     boot = ecekde.bootstrap_kde(probs[mine], labels[mine], replicates=6, seed=4, threads=1, own_rows=True,
                                 communicator=et.TorchCommunicator())
     outcomes["own_bootstrap"] = np.array([boot.result.ce_pow_p, boot.ce.lower, boot.ce.upper, *boot.ce_pow_p.replicates])
+    test = ecekde.calibration_test_kde(probs[mine], labels[mine], type="marginal", bandwidth=0.1, replicates=5, seed=2,
+                                       threads=1, own_rows=True, communicator=et.TorchCommunicator())
+    boot = ecekde.bootstrap_kde(probs[mine], labels[mine], type="top-label", replicates=5, seed=2, threads=1,
+                                own_rows=True, communicator=et.TorchCommunicator())
+    outcomes["own_one_dimensional"] = np.array([test.statistic, test.p_value, *test.null_values,
+                                                boot.result.ce_pow_p, *boot.ce_pow_p.replicates])
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -125,6 +131,11 @@ def test_two_processes_match_one():
         alone = np.array([boot.result.ce_pow_p, boot.ce.lower, boot.ce.upper, *boot.ce_pow_p.replicates])
         for r in range(2):  # the ring's bootstrap: to rounding
             np.testing.assert_allclose(ranks[r]["own_bootstrap"], alone, rtol=1e-12, atol=0, err_msg="own_bootstrap")
+        test = ecekde.calibration_test_kde(probs, labels, type="marginal", bandwidth=0.1, replicates=5, seed=2, threads=1)
+        boot = ecekde.bootstrap_kde(probs, labels, type="top-label", replicates=5, seed=2, threads=1)
+        alone = np.array([test.statistic, test.p_value, *test.null_values, boot.result.ce_pow_p, *boot.ce_pow_p.replicates])
+        for r in range(2):  # the one-dimensional types' resampling with own rows: bitwise
+            assert np.array_equal(ranks[r]["own_one_dimensional"], alone), (ranks[r]["own_one_dimensional"], alone)
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

@@ -172,6 +172,19 @@ void add_shifted(double& acc_m, double* acc, double m, const double* sums, std::
   }
 }
 
+std::vector<double> sum_over_problems(const SweepPlan& plan, const std::vector<std::vector<double>>& per_problem,
+                                      std::size_t width) {
+  const Share mine = plan.owned_problems ? share_of(per_problem.size(), plan.communicator) : Share{0, per_problem.size()};
+  auto add = [&](std::span<double> total) {
+    for (std::size_t q = mine.begin; q < mine.end; ++q)
+      for (std::size_t i = 0; i < width; ++i) total[i] += per_problem[q][i];
+  };
+  if (plan.owned_problems) return in_rank_order(plan.communicator, width, add);
+  std::vector<double> total(width, 0.0);
+  add(total);
+  return total;
+}
+
 double log_add(double a, double b) {
   const double hi = std::max(a, b), lo = std::min(a, b);
   if (lo == -std::numeric_limits<double>::infinity()) return hi;

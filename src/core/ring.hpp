@@ -129,6 +129,12 @@ std::vector<double> in_rank_order(Communicator* comm, std::size_t width, Add add
   return values;
 }
 
+/// The sum over problems, in problem order, of each problem's `width` values per_problem[q]: bitwise what
+/// one process adds up. Where the problems are owned by ranks (SweepPlan::owned_problems), each rank fills
+/// only its own problems' values, and the owners add theirs in rank order (in_rank_order).
+std::vector<double> sum_over_problems(const SweepPlan& plan, const std::vector<std::vector<double>>& per_problem,
+                                      std::size_t width);
+
 /// pass_around() for blocks of centres (CentreBlock::pack): visit(block, own), own when the block's
 /// centres are this rank's rows, in their order.
 template <class Visit>

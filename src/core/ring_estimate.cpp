@@ -9,9 +9,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
+#include "core/label_draws.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
 #include "core/ring.hpp"
@@ -78,51 +81,70 @@ std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPo
   return scores;
 }
 
-// A one-dimensional type's estimate: each rank forms its rows of the problem (score, rest, 0/1 label and
-// crossfit's fold, each from the row alone), and the n rows are gathered on every rank, O(n) values rather
-// than n K; the problem is then computed as the replicated design computes it (rows split over the ranks),
-// bitwise as one process computes it.
-Result gathered_estimate(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
-                         const ExecutionOptions& execution) {
+// Each problem row's uniforms that draw its positive class in a relabelled copy (uniforms_drawing): the
+// label 1 (binary), the row's top class (top-label) or `cls` (marginal's problem of class cls).
+std::pair<double, double> positive_draws(const CheckedPredictions& pred, CalibrationType type, std::size_t row,
+                                         std::size_t cls, std::vector<double>& running) {
+  running_sums(pred.f.data() + row * pred.k, pred.k, running.data());
+  const std::size_t label = type == CalibrationType::binary      ? 1
+                            : type == CalibrationType::top_label ? top_index(pred, row)
+                                                                 : cls;
+  return uniforms_drawing(running.data(), pred.k, label);
+}
+
+// Top-label and binary: each rank forms its rows of the problem (score, rest, 0/1 label and crossfit's
+// fold, each from the row alone, and with `draws` the uniforms that draw the positive class), and the n
+// rows are gathered on every rank, O(n) values rather than n K. The problem is then computed as the
+// replicated design computes it (rows split over the ranks): bitwise as one process computes it.
+OneDimensionalRing gathered_problem(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
+                                    const ExecutionOptions& execution, bool draws) {
   const LabelledPoints local = make_problems(pred, options.type)[0];
   const std::vector<std::size_t> folds = folds_of(pred, options.folds);
-  constexpr std::size_t kWidth = 4;  // s, rest, label, fold
-  std::vector<double> rows(at.n * kWidth, 0.0);
+  const std::size_t width = draws ? 6 : 4;  // s, rest, label, fold; the draws' bounds
+  std::vector<double> rows(at.n * width, 0.0), running(pred.k);
   for (std::size_t j = 0; j < local.points.n; ++j) {
     const std::size_t row = local.original[j];
-    double* out = rows.data() + (at.first + row) * kWidth;
+    double* out = rows.data() + (at.first + row) * width;
     out[0] = local.points.x(j, 0);
     out[1] = local.points.x(j, 1);
     out[2] = static_cast<double>(local.label(j));
     out[3] = static_cast<double>(folds[row]);
+    if (draws) std::tie(out[4], out[5]) = positive_draws(pred, options.type, row, 0, running);
   }
   combine_shares(at.comm, rows);  // each value from the one rank that holds its row: x + 0 = x
   std::vector<double> s(at.n), rest(at.n);
   std::vector<std::int32_t> positive(at.n);
-  Prepared in;
+  OneDimensionalRing out;
+  Prepared& in = out.in;
   in.plan = SweepPlan::from(execution);
   in.pred.n = at.n;
   in.pred.k = pred.k;
   in.folds.resize(at.n);
+  if (draws) out.lower.assign(1, std::vector<double>(at.n)), out.upper = out.lower;
   for (std::size_t r = 0; r < at.n; ++r) {
-    s[r] = rows[r * kWidth];
-    rest[r] = rows[r * kWidth + 1];
-    positive[r] = static_cast<std::int32_t>(rows[r * kWidth + 2]);
-    in.folds[r] = static_cast<std::size_t>(rows[r * kWidth + 3]);
+    const double* row = rows.data() + r * width;
+    s[r] = row[0];
+    rest[r] = row[1];
+    positive[r] = static_cast<std::int32_t>(row[2]);
+    in.folds[r] = static_cast<std::size_t>(row[3]);
+    if (draws) out.lower[0][r] = row[4], out.upper[0][r] = row[5];
   }
   rows = {};
   in.problems.push_back(one_dimensional_problem(s, rest, positive));
-  return estimate_prepared(in, options);
+  return out;
 }
 
-// Marginal's estimate: rank r owns classes share_of(K, r, R) over every row. Each rank forms its rows of
-// every class's problem (score, rest, label; and crossfit's fold), and these pass around the ring, each
-// rank keeping the columns of its own classes: n K / R values per rank. The problems are then computed as
-// the replicated design computes them when it splits problems over the ranks (SweepPlan::owned_problems),
-// and only per-problem values are combined: bitwise as one process computes them.
-Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
-                               const ExecutionOptions& execution, int threads) {
-  const std::size_t K = pred.k, n = at.n, width = 2 * K + 2;  // per row: (s, rest) per class, label, fold
+// Marginal: rank r owns classes share_of(K, r, R) over every row. Each rank forms its rows of every class's
+// problem (score, rest, label; crossfit's fold; with `draws` the row's running sums), and these pass around
+// the ring, each rank keeping the columns of its own classes: n K / R values per rank. The problems are
+// then computed as the replicated design computes them when it splits problems over the ranks
+// (SweepPlan::owned_problems), and only per-problem values are combined: bitwise as one process computes
+// them.
+OneDimensionalRing owned_marginal_problems(const RingLayout& at, const CheckedPredictions& pred,
+                                           const EstimateOptions& options, const ExecutionOptions& execution,
+                                           int threads, bool draws) {
+  const std::size_t K = pred.k, n = at.n;
+  const std::size_t width = 2 * K + 2 + (draws ? K - 1 : 0);  // (s, rest) per class, label, fold; running sums
   const Share classes = share_of(K, at.comm);
   std::vector<double> block(2 + at.largest * width, 0.0);
   {
@@ -135,18 +157,25 @@ Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& p
       for (std::size_t c = 0; c < K; ++c) row[2 * c] = local.s[c][i], row[2 * c + 1] = local.rest[c][i];
       row[2 * K] = static_cast<double>(pred.y[i]);
       row[2 * K + 1] = static_cast<double>(folds[i]);
+      if (draws) running_sums(pred.f.data() + i * K, K, row + 2 * K + 2);
     }
   }
   std::vector<std::vector<double>> s(classes.size(), std::vector<double>(n)), rest = s;
   std::vector<int> labels(n);
-  Prepared in;
+  OneDimensionalRing out;
+  Prepared& in = out.in;
   in.folds.resize(n);
+  if (draws) out.lower.resize(K), out.upper.resize(K);
+  for (std::size_t c = classes.begin; draws && c < classes.end; ++c)
+    out.lower[c].resize(n), out.upper[c].resize(n);
   pass_around(at.comm, std::move(block), [&](std::span<const double> b, bool) {
     const auto count = static_cast<std::size_t>(b[0]), first = static_cast<std::size_t>(b[1]);
     for (std::size_t i = 0; i < count; ++i) {
       const double* row = b.data() + 2 + i * width;
-      for (std::size_t c = classes.begin; c < classes.end; ++c)
+      for (std::size_t c = classes.begin; c < classes.end; ++c) {
         s[c - classes.begin][first + i] = row[2 * c], rest[c - classes.begin][first + i] = row[2 * c + 1];
+        if (draws) std::tie(out.lower[c][first + i], out.upper[c][first + i]) = uniforms_drawing(row + 2 * K + 2, K, c);
+      }
       labels[first + i] = static_cast<int>(row[2 * K]);
       in.folds[first + i] = static_cast<std::size_t>(row[2 * K + 1]);
     }
@@ -169,7 +198,7 @@ Result owned_marginal_estimate(const RingLayout& at, const CheckedPredictions& p
     s[own] = {};
     rest[own] = {};
   });
-  return estimate_prepared(in, options);
+  return out;
 }
 
 }  // namespace
@@ -227,21 +256,22 @@ RingBandwidth ring_paper_bandwidth(const RingLayout& at, const std::vector<Label
   return {h, std::move(selection)};
 }
 
+OneDimensionalRing one_dimensional_ring(const RingInput& ring, const EstimateOptions& options, bool draws) {
+  ECEKDE_ASSERT(options.type != CalibrationType::canonical);
+  ExecutionOptions execution = options.execution;
+  execution.own_rows = false;
+  if (options.type == CalibrationType::marginal)
+    return owned_marginal_problems(ring.at, ring.in.pred, options, execution, ring.in.plan.threads, draws);
+  return gathered_problem(ring.at, ring.in.pred, options, execution, draws);
+}
+
 Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   RingInput ring = ring_input(probs, labels, options);
+  if (options.type != CalibrationType::canonical)
+    return estimate_prepared(one_dimensional_ring(ring, options, false).in, options);
   const RingLayout& at = ring.at;
   Prepared& in = ring.in;
   const SweepPlan& plan = in.plan;
-  if (options.type == CalibrationType::marginal) {
-    ExecutionOptions execution = options.execution;
-    execution.own_rows = false;
-    return owned_marginal_estimate(at, in.pred, options, execution, plan.threads);
-  }
-  if (options.type != CalibrationType::canonical) {
-    ExecutionOptions execution = options.execution;
-    execution.own_rows = false;
-    return gathered_estimate(at, in.pred, options, execution);
-  }
   in.problems = make_problems(in.pred, options.type, plan.threads);
   if (options.estimator == Estimator::crossfit) {
     Result r = crossfit_estimate(in, options, &at);

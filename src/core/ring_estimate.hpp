@@ -21,6 +21,18 @@ struct RingInput {
 };
 RingInput ring_input(ProbsView probs, LabelsView labels, const EstimateOptions& options);
 
+/// Top-label, binary and marginal with own rows: their one-dimensional problems over every rank's rows, as
+/// the replicated design takes them. Top-label and binary are gathered on every rank (n rows of 4 values:
+/// O(n), not n K); marginal's classes are each owned by one rank over every row (in.plan.owned_problems:
+/// n K / R values per rank). Computed from `in`, they give bitwise one process's results. With `draws`,
+/// also each problem row's uniforms that draw its positive class in a relabelled copy of the calibration
+/// test: lower[q][r] <= u < upper[q][r] for problem q, input row r (marginal: for this rank's classes).
+struct OneDimensionalRing {
+  Prepared in;
+  std::vector<std::vector<double>> lower, upper;
+};
+OneDimensionalRing one_dimensional_ring(const RingInput& ring, const EstimateOptions& options, bool draws);
+
 /// The mean over all ranks' rows of the paper's row error at bandwidth h (the canonical problem lp of this
 /// rank's rows), in the plan's precision.
 double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h, double p, const SweepPlan& plan);

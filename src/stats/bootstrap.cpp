@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/estimate_steps.hpp"
+#include "core/distributed.hpp"
 #include "core/numeric.hpp"
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
@@ -208,20 +209,58 @@ KdeBootstrap with_intervals(Result r, std::vector<double> values, double level) 
   return out;
 }
 
+// bootstrap_kde() of prepared input: alone, with rows split over the ranks, or with problems owned by
+// ranks (own rows' marginal), each then swept alone on its owner.
+KdeBootstrap prepared_bootstrap(const Prepared& in, const EstimateOptions& options, const BootstrapOptions& bootstrap) {
+  // the replicates' sweep of each problem, and the estimate's where that sweep does not give it
+  const double replicate_work = replicate_pair_work(padded_replicates(bootstrap.replicates));
+  const bool own_sweep = !replicates_give_estimate(in.problems.front(), in.plan);
+  const PlannedWork planned(in.plan.control, leave_one_out_work(in, own_sweep + replicate_work));
+  check_same_replicates(in.plan.communicator, in.pred.n, in.pred.k, bootstrap.replicates, bootstrap.seed);
+  Result result = start_result(options, in);
+  const double h = result.bandwidth, p = options.p, weight = problem_weight(options.type);
+
+  const std::size_t n = in.pred.n, B = bootstrap.replicates, Q = in.problems.size();
+  std::vector<double> mult(n * B, 0.0);  // input row r, replicate b -> mult[r*B + b]
+  for (std::size_t b = 0; b < B; ++b)
+    draw_resample(n, bootstrap.seed, b, [&](std::size_t r) { mult[r * B + b] += 1; });
+
+  const bool owned = in.plan.owned_problems;
+  const Share mine = owned ? share_of(Q, in.plan.communicator) : Share{0, Q};
+  SweepPlan plan = in.plan;
+  if (owned) plan.communicator = nullptr;
+  std::vector<std::vector<double>> per_problem(Q);  // the estimate's term, then each replicate's
+  for (std::size_t q = mine.begin; q < mine.end; ++q) {
+    const LabelledPoints& lp = in.problems[q];
+    const auto rep = problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, plan);
+    per_problem[q].push_back(weight * (rep.mean_error ? *rep.mean_error : mean_error(lp, h, p, plan)));
+    per_problem[q].insert(per_problem[q].end(), rep.values.begin(), rep.values.end());
+  }
+  std::vector<double> values = sum_over_problems(in.plan, per_problem, 1 + B);
+  result.ce_pow_p = values.front();
+  values.erase(values.begin());
+  if (options.type == CalibrationType::marginal) {
+    result.class_ce_pow_p.assign(Q, 0.0);
+    for (std::size_t q = mine.begin; q < mine.end; ++q) result.class_ce_pow_p[q] = per_problem[q][0];
+    if (owned) combine_shares(in.plan.communicator, result.class_ce_pow_p);  // each from its owner: x + 0 = x
+  }
+  result.ce = root_of(result.ce_pow_p, p);
+  return with_intervals(std::move(result), std::move(values), bootstrap.level);
+}
+
 }  // namespace
 
-// Each rank counts its own rows' multiplicities in every resample (drawing the whole resample, n indices
-// each, as alone), and these travel with its block of centres. A row's replicate sums over the blocks are
+// Canonical: each rank counts its own rows' multiplicities in every resample (drawing the whole resample, n
+// indices each, as alone), and these travel with its block of centres. A row's replicate sums over the blocks are
 // merged max-shifted, as the ring's estimate merges them; rows whose replicate denominator underflows are
 // recomputed exactly on a second pass of the blocks.
 KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const EstimateOptions& given,
                                 const BootstrapOptions& bootstrap, std::size_t sums_bytes) {
   EstimateOptions options = given;
   options.estimator = Estimator::paper;  // the bootstrap's estimate and bandwidth are the paper's, whatever the estimator
-  if (options.type != CalibrationType::canonical)
-    fail_with("own_rows (each rank passing only its own rows): the bootstrap supports the canonical type only, got ",
-              to_string(options.type));
   RingInput ring = ring_input(probs, labels, options);
+  if (options.type != CalibrationType::canonical)
+    return prepared_bootstrap(one_dimensional_ring(ring, options, false).in, options, bootstrap);
   const RingLayout& at = ring.at;
   Prepared& in = ring.in;
   const std::size_t B = bootstrap.replicates, stride = padded_replicates(B);
@@ -349,29 +388,7 @@ KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOpt
   detail::check_bootstrap(bootstrap);
   if (options.execution.own_rows) return detail::own_rows_bootstrap(probs, labels, options, bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
-  // the replicates' sweep of each problem, and the estimate's where that sweep does not give it
-  const double replicate_work = detail::replicate_pair_work(detail::padded_replicates(bootstrap.replicates));
-  const bool own_sweep = !detail::replicates_give_estimate(in.problems.front(), in.plan);
-  const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, own_sweep + replicate_work));
-  detail::check_same_replicates(in.plan.communicator, in.pred.n, in.pred.k, bootstrap.replicates, bootstrap.seed);
-  Result result = detail::start_result(options, in);
-  const double h = result.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
-
-  const std::size_t n = in.pred.n, B = bootstrap.replicates;
-  std::vector<double> mult(n * B, 0.0);  // input row r, replicate b -> mult[r*B + b]
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t r : bootstrap_indices(n, bootstrap.seed, b)) mult[r * B + b] += 1;
-
-  std::vector<double> values(B, 0.0);
-  for (const auto& lp : in.problems) {
-    const auto rep = detail::problem_replicates(lp, h, p, weight, mult, B, bootstrap.copies, in.plan);
-    const double v = weight * (rep.mean_error ? *rep.mean_error : detail::mean_error(lp, h, p, in.plan));
-    if (options.type == CalibrationType::marginal) result.class_ce_pow_p.push_back(v);
-    result.ce_pow_p += v;
-    for (std::size_t b = 0; b < B; ++b) values[b] += rep.values[b];
-  }
-  result.ce = detail::root_of(result.ce_pow_p, p);
-  return detail::with_intervals(std::move(result), std::move(values), bootstrap.level);
+  return detail::prepared_bootstrap(in, options, bootstrap);
 }
 
 namespace {

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "core/estimate_steps.hpp"
+#include "core/label_draws.hpp"
+#include "core/distributed.hpp"
 #include "core/numeric.hpp"
 #include "core/messages.hpp"
 #include "ecekde/random.hpp"
@@ -20,26 +22,6 @@ namespace {
 
 void check_test(const CalibrationTestOptions& o) {
   if (o.replicates < 1) fail("calibration test replicates must be at least 1, got 0");
-}
-
-// A row's running sums of its k probabilities, added up in Rng::categorical's order, so that the first
-// class whose sum exceeds the uniform is the class the linear scan returns: the same draws, found by a
-// binary search in O(log K) instead of O(K) per label (at K = 1,000, most of a binned stage's test).
-// One column (P(y = 1)) is kept as it is.
-void running_sums(const double* p, std::size_t k, double* out) {
-  if (k == 1) {
-    out[0] = p[0];
-    return;
-  }
-  double acc = 0;
-  for (std::size_t c = 0; c + 1 < k; ++c) out[c] = acc += p[c];
-}
-
-// A label drawn from a row's running sums (one column: Bernoulli(P(y = 1))).
-std::int64_t draw_label(const double* running, std::size_t k, Rng& rng) {
-  const double u = rng.uniform();
-  if (k == 1) return u < running[0] ? 1 : 0;
-  return std::upper_bound(running, running + k - 1, u) - running;
 }
 
 // Relabelled copies of validated predictions (n x k), each row's running sums formed once.
@@ -68,20 +50,84 @@ double p_value(double statistic, const std::vector<double>& null_values) {
   return static_cast<double>(1 + at_least) / static_cast<double>(null_values.size() + 1);
 }
 
+// calibration_test_kde() of prepared input: alone, with rows split over the ranks, or with problems owned
+// by ranks (own rows' marginal), each then swept alone on its owner. relabel(problem, r, classes) gives
+// input row r's class in the problem in each copy (classes[b]).
+template <class Relabel>
+CalibrationTestResult prepared_test(const Prepared& in, const EstimateOptions& options,
+                                    const CalibrationTestOptions& test, Relabel relabel) {
+  const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates, Q = in.problems.size();
+  // the statistic's sweep and the relabelled copies' sweep of each problem
+  const bool own_sweep = !replicates_give_estimate(in.problems.front(), in.plan);
+  const PlannedWork planned(in.plan.control, leave_one_out_work(in, own_sweep + replicate_pair_work(B)));
+  check_same_replicates(in.plan.communicator, n, k, B, test.seed);
+  CalibrationTestResult out;
+  out.bandwidth = start_result(options, in).bandwidth;
+  const double h = out.bandwidth, p = options.p, weight = problem_weight(options.type);
+
+  const bool owned = in.plan.owned_problems;
+  const Share mine = owned ? share_of(Q, in.plan.communicator) : Share{0, Q};
+  SweepPlan plan = in.plan;
+  if (owned) plan.communicator = nullptr;
+  std::vector<std::vector<double>> per_problem(Q);  // the statistic's term, then each copy's
+  for (std::size_t problem = mine.begin; problem < mine.end; ++problem) {
+    const LabelledPoints& lp = in.problems[problem];
+    // each centre's class in each copy, in the problem's (sorted) order
+    std::vector<std::uint16_t> relabelled(n * B);
+    for (std::size_t j = 0; j < n; ++j) relabel(problem, lp.original[j], relabelled.data() + j * B);
+    const std::size_t L = lp.classes;
+    std::vector<double> offsets(n), contrib(n * B), terms(n);
+    lp.points.centre_offsets(h, offsets);
+    auto finish = [&](std::size_t j, const double* acc, std::size_t stride, const double* own_sums) {
+      terms[lp.original[j]] = row_error(lp, j, own_sums, p);
+      std::vector<double> num(L);
+      for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t c = 0; c < L; ++c) num[c] = acc[(b * L + c) * stride];
+        contrib[lp.original[j] * B + b] = row_error(lp, j, num.data(), p);
+      }
+    };
+    sweep(lp.points, plan, RelabelledClassSums(lp, *plan.kernels, offsets, 1 / h, relabelled.data(), B, plan.block, finish));
+    std::vector<double>& values = per_problem[problem];
+    values.push_back(weight * (own_sweep ? mean_error(lp, h, p, plan) : accurate_sum(terms) / static_cast<double>(n)));
+    std::vector<double> column(n);
+    for (std::size_t b = 0; b < B; ++b) {
+      for (std::size_t r = 0; r < n; ++r) column[r] = contrib[r * B + b];
+      values.push_back(weight * accurate_sum(column) / static_cast<double>(n));
+    }
+  }
+  out.null_values = sum_over_problems(in.plan, per_problem, 1 + B);
+  out.statistic = out.null_values.front();
+  out.null_values.erase(out.null_values.begin());
+  out.p_value = p_value(out.statistic, out.null_values);
+  return out;
+}
+
 }  // namespace
 
-// Each rank draws its own rows' labels in every copy (a copy's stream first skips the rows before them, one
+// Canonical: each rank draws its own rows' labels in every copy (a copy's stream first skips the rows before them, one
 // uniform each, so the draws are the lone ones), and these travel with its block of centres. A row's sums
 // over the blocks are merged max-shifted, as the ring's estimate merges them.
 CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labels, const EstimateOptions& given,
                                                 const CalibrationTestOptions& test, std::size_t sums_bytes) {
   EstimateOptions options = given;
   options.estimator = Estimator::paper;  // the test's statistic and bandwidth are the paper's, whatever the estimator
-  if (options.type != CalibrationType::canonical)
-    fail_with("own_rows (each rank passing only its own rows): the calibration test supports the canonical type "
-              "only, got ",
-              to_string(options.type));
   RingInput ring = ring_input(probs, labels, options);
+  if (options.type != CalibrationType::canonical) {
+    // One-dimensional problems: every rank draws every row's uniform in every copy (n x B values), and a
+    // problem row's class in a copy is whether its uniform draws the positive class: bitwise the lone draws.
+    if (probs.cols() > 65535) fail_with("the calibration test supports at most 65535 classes, got ", probs.cols());
+    const OneDimensionalRing problems = one_dimensional_ring(ring, options, true);
+    const std::size_t n = ring.at.n, B = test.replicates;
+    std::vector<double> uniforms(n * B);  // input row r, copy b -> uniforms[r*B + b]
+    for (std::size_t b = 0; b < B; ++b) {
+      Rng rng = Rng::stream(test.seed, b);
+      for (std::size_t r = 0; r < n; ++r) uniforms[r * B + b] = rng.uniform();
+    }
+    return prepared_test(problems.in, options, test, [&](std::size_t problem, std::size_t r, std::uint16_t* classes) {
+      const double lower = problems.lower[problem][r], upper = problems.upper[problem][r];
+      for (std::size_t b = 0; b < B; ++b) classes[b] = lower <= uniforms[r * B + b] && uniforms[r * B + b] < upper;
+    });
+  }
   const RingLayout& at = ring.at;
   Prepared& in = ring.in;
   const std::size_t k = probs.cols(), B = test.replicates;
@@ -183,14 +229,6 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const std::size_t n = in.pred.n, k = in.pred.k, B = test.replicates;
   if (k > 65535) detail::fail_with("the calibration test supports at most 65535 classes, got ", k);
-  // the statistic's sweep and the relabelled copies' sweep of each problem
-  const bool own_sweep = !detail::replicates_give_estimate(in.problems.front(), in.plan);
-  const detail::PlannedWork planned(in.plan.control,
-                                    detail::leave_one_out_work(in, own_sweep + detail::replicate_pair_work(B)));
-  detail::check_same_replicates(in.plan.communicator, n, k, B, test.seed);
-  CalibrationTestResult out;
-  out.bandwidth = detail::start_result(options, in).bandwidth;
-  const double h = out.bandwidth, p = options.p, weight = detail::problem_weight(options.type);
 
   // Row by row, with one stream per copy (each stream still draws its rows in order): a row's running
   // sums are formed once for all copies, without an n x K copy of the predictions.
@@ -203,47 +241,16 @@ CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, c
     for (std::size_t b = 0; b < B; ++b)
       drawn[r * B + b] = static_cast<std::uint16_t>(detail::draw_label(running.data(), k, streams[b]));
   }
-
-  out.null_values.assign(B, 0.0);
-  for (std::size_t problem = 0; problem < in.problems.size(); ++problem) {
-    const detail::LabelledPoints& lp = in.problems[problem];
-    // each centre's class in each copy, in the problem's (sorted) order
-    std::vector<std::uint16_t> relabelled(n * B);
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t r = lp.original[j];
-      const std::size_t top = options.type == CalibrationType::top_label ? detail::top_index(in.pred, r) : 0;
-      for (std::size_t b = 0; b < B; ++b) {
-        const std::uint16_t y = drawn[r * B + b];
-        std::uint16_t cls = y;
-        if (options.type == CalibrationType::top_label) cls = y == top;
-        if (options.type == CalibrationType::marginal) cls = y == problem;
-        relabelled[j * B + b] = cls;
-      }
-    }
-    const std::size_t L = lp.classes;
-    std::vector<double> offsets(n), contrib(n * B), terms(n);
-    lp.points.centre_offsets(h, offsets);
-    auto finish = [&](std::size_t j, const double* acc, std::size_t stride, const double* own_sums) {
-      terms[lp.original[j]] = detail::row_error(lp, j, own_sums, p);
-      std::vector<double> num(L);
-      for (std::size_t b = 0; b < B; ++b) {
-        for (std::size_t c = 0; c < L; ++c) num[c] = acc[(b * L + c) * stride];
-        contrib[lp.original[j] * B + b] = detail::row_error(lp, j, num.data(), p);
-      }
-    };
-    detail::sweep(lp.points, in.plan,
-                  detail::RelabelledClassSums(lp, *in.plan.kernels, offsets, 1 / h, relabelled.data(), B, in.plan.block,
-                                              finish));
-    out.statistic += weight * (own_sweep ? detail::mean_error(lp, h, p, in.plan)
-                                         : detail::accurate_sum(terms) / static_cast<double>(n));
-    std::vector<double> column(n);
+  return detail::prepared_test(in, options, test, [&](std::size_t problem, std::size_t r, std::uint16_t* classes) {
+    const std::size_t top = options.type == CalibrationType::top_label ? detail::top_index(in.pred, r) : 0;
     for (std::size_t b = 0; b < B; ++b) {
-      for (std::size_t r = 0; r < n; ++r) column[r] = contrib[r * B + b];
-      out.null_values[b] += weight * detail::accurate_sum(column) / static_cast<double>(n);
+      const std::uint16_t y = drawn[r * B + b];
+      std::uint16_t cls = y;
+      if (options.type == CalibrationType::top_label) cls = y == top;
+      if (options.type == CalibrationType::marginal) cls = y == problem;
+      classes[b] = cls;
     }
-  }
-  out.p_value = detail::p_value(out.statistic, out.null_values);
-  return out;
+  });
 }
 
 CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,

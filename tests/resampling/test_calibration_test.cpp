@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/label_draws.hpp"
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/random.hpp"
 #include "generate.hpp"
@@ -67,6 +68,33 @@ TEST(CalibrationTest, RelabelledCopiesAreTheCategoricalDraws) {
           ASSERT_EQ(y[r], want) << "K = " << k << ", seed " << seed << ", copy " << b << ", row " << r;
         }
       }
+  }
+}
+
+// The bounds that the ring's one-dimensional test reads a copy's class from (uniforms_drawing): a uniform u
+// draws `label` from a row's running sums exactly when lower <= u < upper. Every label, at every running
+// sum, one ulp either side of it, 0 and the largest double below 1; rows with zeros and repeated sums;
+// K = 1 (Bernoulli), 2, 3 and 7.
+TEST(CalibrationTest, UniformBoundsAreTheDrawnLabels) {
+  for (std::size_t k : {1, 2, 3, 7}) {
+    auto d = k == 1 ? testdata::binary_predictions(40, 2, 1.0) : testdata::softmax_predictions(40, k, 2, 3.0, 1.0);
+    if (k > 2)
+      for (std::size_t c = 0; c < k; ++c) d.f[3 * k + c] = c == 1 ? 1.0 : 0.0;  // zeros: repeated running sums
+    for (std::size_t r = 0; r < d.n; ++r) {
+      std::vector<double> running(k);
+      ecekde::detail::running_sums(d.f.data() + r * k, k, running.data());
+      std::vector<double> us{0.0, std::nextafter(1.0, 0.0)};
+      for (std::size_t c = 0; c < (k == 1 ? 1 : k - 1); ++c)
+        for (double u : {std::nextafter(running[c], -1.0), running[c], std::nextafter(running[c], 2.0)})
+          if (u >= 0 && u < 1) us.push_back(u);
+      for (std::size_t label = 0; label < std::max<std::size_t>(k, 2); ++label) {
+        const auto [lower, upper] = ecekde::detail::uniforms_drawing(running.data(), k, label);
+        for (double u : us)
+          ASSERT_EQ(ecekde::detail::label_of_uniform(running.data(), k, u) == static_cast<std::int64_t>(label),
+                    lower <= u && u < upper)
+              << "K = " << k << ", row " << r << ", label " << label << ", u = " << u;
+      }
+    }
   }
 }
 
