@@ -77,6 +77,10 @@ def _rank_main(rank, init_file, out_dir):
                                 own_rows=True, communicator=et.TorchCommunicator())
     outcomes["own_one_dimensional"] = np.array([test.statistic, test.p_value, *test.null_values,
                                                 boot.result.ce_pow_p, *boot.ce_pow_p.replicates])
+    grad = ecekde.estimate_with_gradient(probs[mine], labels[mine], bandwidth=0.1, threads=1, own_rows=True,
+                                         communicator=et.TorchCommunicator())
+    outcomes["own_gradient_value"] = np.array([grad.result.ce_pow_p])
+    outcomes["own_gradient"] = np.asarray(grad.grad_ce_pow_p)
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -136,6 +140,12 @@ def test_two_processes_match_one():
         alone = np.array([test.statistic, test.p_value, *test.null_values, boot.result.ce_pow_p, *boot.ce_pow_p.replicates])
         for r in range(2):  # the one-dimensional types' resampling with own rows: bitwise
             assert np.array_equal(ranks[r]["own_one_dimensional"], alone), (ranks[r]["own_one_dimensional"], alone)
+        grad = ecekde.estimate_with_gradient(probs, labels, bandwidth=0.1, threads=1)
+        alone = np.asarray(grad.grad_ce_pow_p)
+        for r in range(2):  # the ring's gradient: each rank its own rows', to rounding
+            mine = slice(0, SPLIT) if r == 0 else slice(SPLIT, None)
+            np.testing.assert_allclose(ranks[r]["own_gradient_value"], [grad.result.ce_pow_p], rtol=1e-12, atol=0)
+            np.testing.assert_allclose(ranks[r]["own_gradient"], alone[mine], rtol=0, atol=1e-12 * np.abs(alone).max())
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

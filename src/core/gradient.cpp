@@ -12,12 +12,16 @@
 #include "ecekde/gradient.hpp"
 
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "core/estimate_steps.hpp"
 #include "core/gradient.hpp"
 #include "core/numeric.hpp"
 #include "core/reducers.hpp"
 #include "core/messages.hpp"
+#include "core/ring.hpp"
+#include "core/ring_estimate.hpp"
 
 namespace ecekde::detail {
 
@@ -31,6 +35,81 @@ std::size_t padded_width(std::size_t dim) { return (dim + 7) / 8 * 8; }
 // Bytes of weights a worker keeps for its tile of rows (rows x n): the tile has fewer rows where n is
 // large, so that memory stays O(n) per worker.
 constexpr std::size_t kKeptWeightBytes = std::size_t{32} << 20;
+
+// A tile's pair products once its weights are the pair derivatives beta (rows x m, leading dimension ld):
+// the row side, row_acc[q*width + k] += sum_i beta_qi x_ik (x_rows: the m centres' x, m x width), and the
+// centre side, centre[k*m + i] += sum_q (log x_qk, 1)[k] beta_qi, a (dim+1) x rows x m product (logs: the
+// tile's rows' log x, rows x dim; logs_t: scratch of (dim+1) x rows).
+void add_pair_products(const TileKernels& kern, const double* beta, std::size_t ld, std::size_t rows, std::size_t m,
+                       std::span<const double> x_rows, const double* logs, std::size_t dim, double* logs_t,
+                       double* row_acc, double* centre) {
+  for (std::size_t q = 0; q < rows; ++q) {
+    for (std::size_t k = 0; k < dim; ++k) logs_t[k * rows + q] = logs[q * dim + k];
+    logs_t[dim * rows + q] = 1;
+  }
+  const std::size_t width = padded_width(dim);
+  kern.dot_add(beta, ld, x_rows.data(), width, rows, width, m, row_acc, width);
+  kern.dot_add(logs_t, rows, beta, ld, dim + 1, m, rows, centre, m);
+}
+
+// The centres' x as the row side's product reads them (m centres, x transposed: dim x m).
+std::vector<double> x_rows_of(const double* x_t, std::size_t m, std::size_t dim) {
+  const std::size_t width = padded_width(dim);
+  std::vector<double> rows(m * width, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t k = 0; k < dim; ++k) rows[i * width + k] = x_t[k * m + i];
+  return rows;
+}
+
+// Each row's error term from its class sums, and dE/dr folded into the pair coefficients
+// coef[j*L + c] = (g_jc - rho_j) / D_j, with the derivative through the row's own target (target_grad).
+// scale = weight / n, n the rows of the whole problem.
+struct RowCoefficients {
+  RowCoefficients(const LabelledPoints& lp, double p, double scale)
+      : lp(lp), p(p), scale(scale), terms(lp.points.n, 0.0), coef(lp.points.n * lp.classes),
+        target_grad(lp.points.n * lp.points.dim, 0.0) {}
+
+  void operator()(std::size_t j, const double* sums) {
+    const KernelPoints& x = lp.points;
+    const std::size_t L = lp.classes, dim = x.dim;
+    terms[lp.original[j]] = row_error(lp, j, sums, p);
+    double den = 0;
+    for (std::size_t c = 0; c < L; ++c) den += sums[c];
+    double g[2], rho = 0;
+    double* gj = lp.one_dimensional ? g : target_grad.data() + j * dim;  // canonical: g_jc = -target grad
+    if (lp.one_dimensional) {
+      g[0] = 0;
+      g[1] = scale * pow_abs_derivative(sums[1] / den - x.x(j, 0), p);
+      target_grad[j * dim] = -g[1];
+    } else {
+      for (std::size_t c = 0; c < L; ++c) gj[c] = scale * pow_abs_derivative(sums[c] / den - x.x(j, c), p);
+    }
+    for (std::size_t c = 0; c < L; ++c) rho += gj[c] * sums[c] / den;
+    for (std::size_t c = 0; c < L; ++c) coef[j * L + c] = (gj[c] - rho) / den;
+    if (!lp.one_dimensional)
+      for (std::size_t c = 0; c < L; ++c) gj[c] = -gj[c];
+  }
+
+  const LabelledPoints& lp;
+  double p, scale;
+  std::vector<double> terms, coef, target_grad;  // terms in input order, the others in the problem's
+};
+
+// Row j's gradient (dim values into out) from its target derivative, its row side (row_acc: n x
+// padded_width) and its centre side (centre: (dim+1) x n, centre j's sums of beta_ij (log x_ik, 1)).
+void row_gradient(const KernelPoints& x, std::size_t j, double inv_h, std::span<const double> target_grad,
+                  std::span<const double> row_acc, std::span<const double> centre, double* out) {
+  const std::size_t n = x.n, dim = x.dim, width = padded_width(dim);
+  double sum_alpha = 0;
+  for (std::size_t k = 0; k < dim; ++k) sum_alpha += x.x(j, k) * inv_h + 1;
+  const double psi_sum = digamma(sum_alpha);
+  for (std::size_t k = 0; k < dim; ++k) {
+    const double xjk = x.x(j, k);
+    const double row_side = xjk >= kLogFloor ? row_acc[j * width + k] * inv_h / xjk : 0.0;
+    const double centre_side = inv_h * (centre[k * n + j] + (psi_sum - digamma(xjk * inv_h + 1)) * centre[dim * n + j]);
+    out[k] = target_grad[j * dim + k] + row_side + centre_side;
+  }
+}
 
 // The forward pass computes each row's class sums exactly as ClassSums does (so the value is estimate()'s
 // to the bit) and keeps the tile's weights, each block's relative to the row's running maximum after
@@ -108,13 +187,9 @@ class GradientSums {
           if (lo < hi) kern_.scale(s.w.data() + q * n + lo, hi - lo, factor * coef_[j * L + c]);
         }
       }
-      for (std::size_t k = 0; k < dim; ++k) s.logs_t[k * rows + q] = x.log_x[j * dim + k];
-      s.logs_t[dim * rows + q] = 1;
     }
-    const std::size_t width = padded_width(dim);
-    kern_.dot_add(s.w.data(), n, x_rows_.data(), width, rows, width, n, row_acc_.data() + row0 * width, width);
-    // centre side: centre[k*n + i] += sum_q (log x_qk, 1)[k] * beta_qi, a (dim+1) x rows x n product
-    kern_.dot_add(s.logs_t.data(), rows, s.w.data(), n, dim + 1, n, rows, centre.data(), n);
+    add_pair_products(kern_, s.w.data(), n, rows, n, x_rows_, x.log_x.data() + row0 * dim, dim, s.logs_t.data(),
+                      row_acc_.data() + row0 * padded_width(dim), centre.data());
   }
 
   std::span<double> centre_sums() const { return centre_acc_; }
@@ -131,42 +206,87 @@ class GradientSums {
   std::span<double> row_acc_, centre_acc_;
 };
 
+// The ring's second pass (own_rows_gradient): this rank's rows against one travelling block of centres,
+// with each row's final maximum m_j and coefficients known from the first pass. Each tile's
+// beta_ji = exp(s_ji - m_j) coef_{j, y_i} over the block's centres is kept for the tile's rows and then
+// multiplied out as GradientSums does: the row side into row_acc, the centre side into the block's sums.
+class RingPairDerivatives {
+ public:
+  RingPairDerivatives(const CentreBlock& block, const TileKernels& kern, double inv_h, const RowCoefficients& rows,
+                      std::span<const double> row_max, std::span<const double> x_rows, bool own,
+                      std::span<double> row_acc, std::span<double> centre_acc)
+      : block_(block), kern_(kern), inv_h_(inv_h), rows_(rows), row_max_(row_max), x_rows_(x_rows), own_(own),
+        row_acc_(row_acc), centre_acc_(centre_acc) {}
+
+  double work_per_pair() const { return 1; }
+
+  std::size_t tile_rows() const {
+    const std::size_t fit = kKeptWeightBytes / (sizeof(double) * std::max<std::size_t>(block_.count(), 1));
+    return std::clamp<std::size_t>(fit, 1, rows_.lp.points.dim >= kWideDim ? kWideRowTile : kRowTile);
+  }
+
+  struct Scratch {
+    std::vector<double> beta, logs_t;  // rows x m;  (dim + 1) x rows
+  };
+
+  Scratch scratch(std::size_t rows, std::size_t) const {
+    return {std::vector<double>(rows * block_.count()), std::vector<double>((rows_.lp.points.dim + 1) * rows)};
+  }
+
+  void begin(Scratch&, std::size_t, std::size_t) const {}
+
+  void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const double* dots,
+            std::size_t ld) const {
+    const LabelledPoints& runs = block_.runs();
+    const std::size_t m = block_.count(), L = runs.classes, col_end = col0 + cols;
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t j = row0 + q;
+      double* beta = s.beta.data() + q * m + col0;
+      kern_.affine_exp(dots + q * ld, beta, block_.offsets()[0].data() + col0, inv_h_, row_max_[j], cols);
+      const std::size_t skip = own_ ? diagonal_in_block(j, col0, cols) : cols;
+      if (skip < cols) beta[skip] = 0;
+      for (std::size_t c = runs.label(col0); c < L && runs.class_begin[c] < col_end; ++c) {
+        const std::size_t lo = std::max(runs.class_begin[c], col0), hi = std::min(runs.class_begin[c + 1], col_end);
+        if (lo < hi) kern_.scale(beta + (lo - col0), hi - lo, rows_.coef[j * L + c]);
+      }
+    }
+  }
+
+  void end(Scratch& s, std::size_t row0, std::size_t rows, std::span<double> centre) const {
+    const KernelPoints& x = rows_.lp.points;
+    const std::size_t m = block_.count();
+    add_pair_products(kern_, s.beta.data(), m, rows, m, x_rows_, x.log_x.data() + row0 * x.dim, x.dim,
+                      s.logs_t.data(), row_acc_.data() + row0 * padded_width(x.dim), centre.data());
+  }
+
+  std::span<double> centre_sums() const { return centre_acc_; }
+  std::vector<std::span<double>> row_outputs() const { return {}; }  // row_acc: each row from one task
+
+ private:
+  const CentreBlock& block_;
+  const TileKernels& kern_;
+  double inv_h_;
+  const RowCoefficients& rows_;
+  std::span<const double> row_max_, x_rows_;
+  bool own_;
+  std::span<double> row_acc_, centre_acc_;
+};
+
 }  // namespace
 
 ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, double weight,
                                  const SweepPlan& plan) {
   const KernelPoints& x = lp.points;
-  const std::size_t n = x.n, dim = x.dim, L = lp.classes;
-  const double scale = weight / static_cast<double>(n), inv_h = 1 / h;
-  std::vector<double> offsets(n), terms(n, 0.0), coef(n * L), target_grad(n * dim, 0.0);
+  const std::size_t n = x.n, dim = x.dim;
+  const double inv_h = 1 / h;
+  std::vector<double> offsets(n);
   x.centre_offsets(h, offsets);
-
-  // Each row's error term, and dE/dr folded into the pair coefficients.
-  auto finish = [&](std::size_t j, const double* sums) {
-    terms[lp.original[j]] = row_error(lp, j, sums, p);
-    double den = 0;
-    for (std::size_t c = 0; c < L; ++c) den += sums[c];
-    double g[2], rho = 0;
-    double* gj = lp.one_dimensional ? g : target_grad.data() + j * dim;  // canonical: g_jc = -target grad
-    if (lp.one_dimensional) {
-      g[0] = 0;
-      g[1] = scale * pow_abs_derivative(sums[1] / den - x.x(j, 0), p);
-      target_grad[j * dim] = -g[1];
-    } else {
-      for (std::size_t c = 0; c < L; ++c) gj[c] = scale * pow_abs_derivative(sums[c] / den - x.x(j, c), p);
-    }
-    for (std::size_t c = 0; c < L; ++c) rho += gj[c] * sums[c] / den;
-    for (std::size_t c = 0; c < L; ++c) coef[j * L + c] = (gj[c] - rho) / den;
-    if (!lp.one_dimensional)
-      for (std::size_t c = 0; c < L; ++c) gj[c] = -gj[c];
-  };
-  const std::size_t width = padded_width(dim);
-  std::vector<double> x_rows(n * width, 0.0), row_acc(n * width, 0.0), centre_acc((dim + 1) * n, 0.0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < dim; ++k) x_rows[i * width + k] = x.x(i, k);
+  RowCoefficients rows(lp, p, weight / static_cast<double>(n));
+  const std::vector<double> x_rows = x_rows_of(x.x_t.data(), n, dim);
+  std::vector<double> row_acc(n * padded_width(dim), 0.0), centre_acc((dim + 1) * n, 0.0);
   sweep_with_centre_sums(x, plan,
-                         GradientSums(lp, *plan.kernels, offsets, inv_h, coef, x_rows, finish,
-                                      {terms, target_grad, row_acc}, row_acc, centre_acc));
+                         GradientSums(lp, *plan.kernels, offsets, inv_h, rows.coef, x_rows, std::ref(rows),
+                                      {rows.terms, rows.target_grad, row_acc}, row_acc, centre_acc));
 
   // The value as estimate() gives it: a one-dimensional problem's by the score tree's sums, whose last bits
   // differ from the exact pairs' that the derivatives use.
@@ -174,24 +294,14 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
     SweepPlan in_double = plan;
     in_double.single_precision = false;
     sweep(x, in_double, ClassSums(lp, *plan.kernels, offsets, inv_h, [&](std::size_t j, double, const double* sums) {
-            terms[lp.original[j]] = row_error(lp, j, sums, p);
+            rows.terms[lp.original[j]] = row_error(lp, j, sums, p);
           }));
   }
   ProblemGradient out;
-  out.value = weight * accurate_sum(terms) / static_cast<double>(n);
+  out.value = weight * accurate_sum(rows.terms) / static_cast<double>(n);
   out.grad.resize(n * dim);
-  for (std::size_t j = 0; j < n; ++j) {
-    double sum_alpha = 0;
-    for (std::size_t k = 0; k < dim; ++k) sum_alpha += x.x(j, k) * inv_h + 1;
-    const double psi_sum = digamma(sum_alpha);
-    for (std::size_t k = 0; k < dim; ++k) {
-      const double xjk = x.x(j, k);
-      const double row_side = xjk >= kLogFloor ? row_acc[j * width + k] * inv_h / xjk : 0.0;
-      const double centre_side =
-          inv_h * (centre_acc[k * n + j] + (psi_sum - digamma(xjk * inv_h + 1)) * centre_acc[dim * n + j]);
-      out.grad[lp.original[j] * dim + k] = target_grad[j * dim + k] + row_side + centre_side;
-    }
-  }
+  for (std::size_t j = 0; j < n; ++j)
+    row_gradient(x, j, inv_h, rows.target_grad, row_acc, centre_acc, out.grad.data() + lp.original[j] * dim);
   return out;
 }
 
@@ -239,6 +349,84 @@ ValueGradient value_and_gradient(const CheckedPredictions& pred, const std::vect
   return out;
 }
 
+GradientResult with_gradient(Result r, std::vector<double> grad_ce_pow_p) {
+  GradientResult out;
+  out.result = std::move(r);
+  out.grad_ce_pow_p = std::move(grad_ce_pow_p);
+  // d CE_p = (1/p) (CE_p^p)^(1/p - 1) d CE_p^p; at CE_p^p = 0 with p > 1 the factor is infinite and the
+  // subgradient 0 is used.
+  const double p = out.result.p, ce_pow_p = out.result.ce_pow_p;
+  const double factor = p == 1 ? 1.0 : ce_pow_p > 0 ? std::pow(ce_pow_p, 1 / p - 1) / p : 0.0;
+  out.grad_ce.resize(out.grad_ce_pow_p.size());
+  for (std::size_t i = 0; i < out.grad_ce.size(); ++i) out.grad_ce[i] = factor * out.grad_ce_pow_p[i];
+  return out;
+}
+
+// Two passes of the ring. The first forms each row's class sums over every block (max-shifted, as the
+// ring's estimate), and from them its error term and pair coefficients. In the second, each block carries
+// its centres' sums of the pair derivatives ((dim + 1) per centre) around the ring: every rank adds its
+// rows' share, and one more pass brings the block home, where the centre side of its rows' gradient is
+// then complete.
+GradientResult own_rows_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& given) {
+  EstimateOptions options = given;
+  options.estimator = Estimator::paper;  // the gradient is the paper's estimator's, whatever the estimator
+  if (options.type != CalibrationType::canonical)
+    fail_with("own_rows (each rank passing only its own rows): the gradient supports the canonical type only, got ",
+              to_string(options.type));
+  RingInput ring = ring_input(probs, labels, options);
+  const RingLayout& at = ring.at;
+  Prepared& in = ring.in;
+  in.problems = make_problems(in.pred, options.type, in.plan.threads);
+  std::vector<double>().swap(in.pred.f);  // the sweeps read the problem's points only
+  const LabelledPoints& lp = in.problems.front();
+  const KernelPoints& x = lp.points;
+  const SweepPlan& plan = in.plan;
+  Result r;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = at.n;
+  r.k = probs.cols();
+  RingBandwidth chosen = ring_paper_bandwidth(at, in.problems, options, plan);
+  r.bandwidth = chosen.bandwidth;
+  r.selection = std::move(chosen.selection);
+  const double h = r.bandwidth, inv_h = 1 / h, weight = problem_weight(options.type);
+  const std::size_t L = lp.classes, dim = x.dim, own = x.n;
+
+  std::vector<std::vector<double>> offsets(1, std::vector<double>(own));
+  x.centre_offsets(h, offsets[0]);
+  std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest);
+  const CentreBlock::Shape shape{L, dim, 1, 0};
+  std::vector<double> row_max(own, -std::numeric_limits<double>::infinity()), sums(own * L, 0.0);
+  around_the_ring(at, packed, shape, [&](const CentreBlock& block, bool own_block) {
+    auto merge = [&](std::size_t j, double m, const double* v) { add_shifted(row_max[j], sums.data() + j * L, m, v, L); };
+    sweep_block(x, block, plan, ClassSums(block.runs(), *plan.kernels, block.offsets()[0], inv_h, merge, own_block));
+  });
+  RowCoefficients rows(lp, options.p, weight / static_cast<double>(at.n));
+  for (std::size_t j = 0; j < own; ++j) rows(j, sums.data() + j * L);
+  r.ce_pow_p = weight * total_over_ranks(at.comm, rows.terms) / static_cast<double>(at.n);
+  r.ce = root_of(r.ce_pow_p, options.p);
+
+  // The block's centre sums follow its packed centres: (dim + 1) x count.
+  const std::size_t centre_width = (dim + 1) * at.largest, centre_at = packed.size();
+  packed.resize(packed.size() + centre_width, 0.0);
+  std::vector<double> row_acc(own * padded_width(dim), 0.0);
+  const std::vector<double> home = pass_around_and_back(at.comm, std::move(packed), [&](std::span<double> buffer, bool own_block) {
+    const CentreBlock block(buffer, shape);
+    if (own == 0 || block.count() == 0) return;
+    const std::vector<double> x_rows = x_rows_of(block.x_t(), block.count(), dim);
+    SweepPlan alone = plan;
+    alone.communicator = nullptr;
+    sweep_points_with_centre_sums(x.log_x.data(), block.x_t(), own, block.count(), dim, alone,
+                                  RingPairDerivatives(block, *plan.kernels, inv_h, rows, row_max, x_rows, own_block,
+                                                      row_acc, buffer.subspan(centre_at, (dim + 1) * block.count())));
+  });
+  std::vector<double> grad(own * dim);
+  const std::span<const double> centre_acc(home.data() + centre_at, (dim + 1) * own);
+  for (std::size_t j = 0; j < own; ++j)
+    row_gradient(x, j, inv_h, rows.target_grad, row_acc, centre_acc, grad.data() + lp.original[j] * dim);
+  return with_gradient(std::move(r), std::move(grad));
+}
+
 }  // namespace ecekde::detail
 
 namespace ecekde {
@@ -246,22 +434,15 @@ namespace ecekde {
 GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   check_options(options);
   detail::check_plug_in(options, "estimate_with_gradient");
+  if (options.execution.own_rows) return detail::own_rows_gradient(probs, labels, options);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 2));  // forward and backward
-  GradientResult out;
-  out.result = detail::start_result(options, in);
-  auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, out.result.bandwidth, options.p, in.plan);
-  Result& r = out.result;
+  Result r = detail::start_result(options, in);
+  auto vg = detail::value_and_gradient(in.pred, in.problems, options.type, r.bandwidth, options.p, in.plan);
   r.ce_pow_p = vg.ce_pow_p;
   r.ce = detail::root_of(r.ce_pow_p, options.p);
   if (options.type == CalibrationType::marginal) r.class_ce_pow_p = vg.class_values;
-  out.grad_ce_pow_p = std::move(vg.grad);
-  // d CE_p = (1/p) (CE_p^p)^(1/p - 1) d CE_p^p; at CE_p^p = 0 with p > 1 the factor is infinite and the
-  // subgradient 0 is used.
-  const double factor = options.p == 1 ? 1.0 : r.ce_pow_p > 0 ? std::pow(r.ce_pow_p, 1 / options.p - 1) / options.p : 0.0;
-  out.grad_ce.resize(out.grad_ce_pow_p.size());
-  for (std::size_t i = 0; i < out.grad_ce.size(); ++i) out.grad_ce[i] = factor * out.grad_ce_pow_p[i];
-  return out;
+  return detail::with_gradient(std::move(r), std::move(vg.grad));
 }
 
 }  // namespace ecekde

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/estimate_steps.hpp"
+#include "ecekde/gradient.hpp"
 
 namespace ecekde::detail {
 
@@ -26,5 +27,13 @@ struct ValueGradient {
 /// (no validation: pred may lie off the simplex, as finite differences need).
 ValueGradient value_and_gradient(const CheckedPredictions& pred, const std::vector<LabelledPoints>& problems,
                                  CalibrationType type, double h, double p, const SweepPlan& plan);
+
+/// The GradientResult of an estimate and its CE_p^p gradient: adds the gradient of CE_p.
+GradientResult with_gradient(Result r, std::vector<double> grad_ce_pow_p);
+
+/// estimate_with_gradient() from each rank's own rows: the canonical type on the ring (two passes; the
+/// second carries each block's centre sums round and back home). Each rank gets the value (the same on every
+/// rank, within 1e-12 relative of one process's) and the gradient's rows of its own rows.
+GradientResult own_rows_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options);
 
 }  // namespace ecekde::detail

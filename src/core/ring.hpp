@@ -105,6 +105,23 @@ void pass_around(Communicator* comm, std::vector<double> buffer, Visit visit) {
   }
 }
 
+/// pass_around() for buffers that the ranks add into: visit(buffer, own) may change the buffer, which then
+/// passes on (after the visit: no overlap), and once every rank has visited it one more pass brings each
+/// buffer back to its own rank, which returns it with every rank's additions.
+template <class Visit>
+std::vector<double> pass_around_and_back(Communicator* comm, std::vector<double> buffer, Visit visit) {
+  const int ranks = comm ? comm->size() : 1;
+  std::vector<double> incoming(ranks > 1 ? buffer.size() : 0);
+  for (int step = 0; step < ranks; ++step) {
+    visit(std::span<double>(buffer), step == 0);
+    if (ranks == 1) break;
+    comm->start_pass(buffer, incoming);
+    comm->finish_pass();
+    buffer.swap(incoming);
+  }
+  return buffer;
+}
+
 /// `width` values formed by the ranks one after another, in rank order: rank 0 applies add(values) to
 /// zeros, each next rank to what the previous one left, and every rank returns the last rank's values.
 /// R - 1 passes and one all_sum; alone, add(zeros).

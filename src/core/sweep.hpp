@@ -251,11 +251,12 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
 }
 
 /// Walks all (row, centre) pairs once for reductions that also add into per-centre outputs (gradients),
-/// and that pass a second time over what their first pass kept of a tile of rows. Tasks are blocks of
-/// rows, as in sweep(); each tile of rows meets every centre block in increasing order (tile(), as in
-/// sweep()), and then end() finishes the tile's rows, adding into row-indexed outputs and into `centre`,
-/// its task's own copy of the centre-indexed ones. The copies are added into centre_sums() in task order,
-/// a wave of tasks at a time, so no output depends on the thread count. The Reducer provides
+/// and that pass a second time over what their first pass kept of a tile of rows: n rows (log x, n x dim)
+/// against m centres (x transposed, dim x m), as sweep_points(). Tasks are blocks of rows, as in sweep();
+/// each tile of rows meets every centre block in increasing order (tile(), as in sweep()), and then end()
+/// finishes the tile's rows, adding into row-indexed outputs and into `centre`, its task's own copy of the
+/// centre-indexed ones. The copies are added into centre_sums() in task order, a wave of tasks at a time,
+/// so no output depends on the thread count. The Reducer provides
 ///   struct Scratch;  Scratch scratch(std::size_t row_tile, std::size_t block) const;
 ///   void begin(Scratch&, std::size_t row0, std::size_t rows) const;
 ///   void tile(Scratch&, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
@@ -267,15 +268,16 @@ void sweep(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reduce
 /// the ranks: a row's outputs come from one rank, a centre's add the ranks' partial sums (so these agree
 /// with a single process to rounding, not bitwise).
 template <class Reducer>
-void sweep_with_centre_sums(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
-  const std::size_t n = pts.n, dim = pts.dim, block = std::max<std::size_t>(1, plan.block);
+void sweep_points_with_centre_sums(const double* log_x, const double* x_t, std::size_t n, std::size_t m,
+                                   std::size_t dim, const SweepPlan& plan, const Reducer& reducer) {
+  const std::size_t block = std::max<std::size_t>(1, plan.block);
   const std::size_t tile_rows = row_tile(reducer, dim, block), blocks = (n + block - 1) / block;
   const Share mine = share_of(blocks, plan.communicator);
   const auto workers = std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(mine.size(), 1));
   WorkerScratch<Reducer> per_worker(reducer, static_cast<int>(workers), tile_rows, block);
   const std::span<double> total = reducer.centre_sums();
   std::vector<double> copies(workers * total.size());
-  const double row_work = static_cast<double>(n) * work_per_pair(reducer);
+  const double row_work = static_cast<double>(m) * work_per_pair(reducer);
   const double counted = mine.size() ? static_cast<double>(blocks) / static_cast<double>(mine.size()) : 0.0;
   WorkLedger::start(plan.control, static_cast<double>(n) * row_work);
   for (std::size_t wave = mine.begin; wave < mine.end; wave += workers) {
@@ -289,10 +291,10 @@ void sweep_with_centre_sums(const KernelPoints& pts, const SweepPlan& plan, cons
       for (std::size_t r0 = a * block; r0 < r_end; r0 += tile_rows) {
         const std::size_t rows = std::min(tile_rows, r_end - r0);
         reducer.begin(s, r0, rows);
-        for (std::size_t c0 = 0; c0 < n; c0 += block) {
+        for (std::size_t c0 = 0; c0 < m; c0 += block) {
           WorkLedger::check(plan.control);
-          const std::size_t cols = std::min(block, n - c0);
-          plan.kernels->dot(pts.log_x.data() + r0 * dim, dim, pts.x_t.data() + c0, n, rows, cols, dim, d, block);
+          const std::size_t cols = std::min(block, m - c0);
+          plan.kernels->dot(log_x + r0 * dim, dim, x_t + c0, m, rows, cols, dim, d, block);
           reducer.tile(s, r0, rows, c0, cols, static_cast<const double*>(d), block);
         }
         reducer.end(s, r0, rows, centre);
@@ -304,6 +306,12 @@ void sweep_with_centre_sums(const KernelPoints& pts, const SweepPlan& plan, cons
   }
   combine_shares(plan.communicator, total);
   for (std::span<double> out : reducer.row_outputs()) combine_shares(plan.communicator, out);
+}
+
+/// The leave-one-out sweep_points_with_centre_sums(): rows and centres are the same points.
+template <class Reducer>
+void sweep_with_centre_sums(const KernelPoints& pts, const SweepPlan& plan, const Reducer& reducer) {
+  sweep_points_with_centre_sums(pts.log_x.data(), pts.x_t.data(), pts.n, pts.n, pts.dim, plan, reducer);
 }
 
 /// A block of centre offsets a_i(h) split into floats hi + lo (hi = a_i rounded to float, lo = the rest

@@ -15,6 +15,7 @@
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/kernel_regression.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
 #include "thread_ranks.hpp"
@@ -425,6 +426,61 @@ TEST(Ring, OneDimensionalResamplingMatchesAloneBitwise) {
   }
 }
 
+// The gradient on the ring (own_rows_gradient): the value equals estimate_with_gradient() alone on the whole
+// input to 1e-12 relative, and each rank's gradient rows equal alone's rows of its own rows to 1e-12 of the
+// gradient's largest entry (the replicated design's centre sums add the ranks' partial sums as well). On
+// 1-4 ranks (n = 3 on 4 leaves one without rows), K = 2, 3 and 10, fixed and automatic h, p = 1 and 2,
+// blocks of 5 and 512, 1 and 2 threads.
+TEST(Ring, GradientMatchesAlone) {
+  struct Case {
+    std::size_t n, k;
+    std::optional<double> h;
+    double p;
+  };
+  for (const Case& c : {Case{61, 3, 0.05, 1.0}, Case{150, 10, 0.3, 2.0}, Case{90, 2, std::nullopt, 1.0},
+                        Case{120, 4, std::nullopt, 2.0}, Case{3, 3, 0.1, 1.0}}) {
+    const oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+    ecekde::EstimateOptions o = paper_canonical();
+    o.bandwidth = c.h;
+    o.p = c.p;
+    ecekde::EstimateOptions whole = o;
+    whole.execution.own_rows = false;
+    const auto alone = ecekde::estimate_with_gradient(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                      ecekde::LabelsView(d.y), whole);
+    double largest = 0, largest_ce = 0;
+    for (double g : alone.grad_ce_pow_p) largest = std::max(largest, std::fabs(g));
+    for (double g : alone.grad_ce) largest_ce = std::max(largest_ce, std::fabs(g));
+    for (int ranks : {1, 2, 3, 4})
+      for (auto [block, threads] : {std::pair<std::size_t, int>{5, 2}, {512, 1}}) {
+        const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
+                                 std::to_string(ranks) + " ranks, block " + std::to_string(block);
+        std::vector<ecekde::GradientResult> got(static_cast<std::size_t>(ranks));
+        ecekde::testing::ThreadRanks group(ranks);
+        group.run([&](int rank, ecekde::Communicator& comm) {
+          ecekde::EstimateOptions mine = o;
+          mine.execution.communicator = &comm;
+          mine.execution.block_size = block;
+          mine.execution.threads = threads;
+          const Slice s = slice_of(d, rank, ranks);
+          got[static_cast<std::size_t>(rank)] = ecekde::estimate_with_gradient(s.probs, s.labels, mine);
+        });
+        for (int rank = 0; rank < ranks; ++rank) {
+          const auto& r = got[static_cast<std::size_t>(rank)];
+          EXPECT_EQ(r.result.bandwidth, alone.result.bandwidth) << what;
+          EXPECT_LT(relative(r.result.ce_pow_p, alone.result.ce_pow_p), 1e-12) << what;
+          const ecekde::detail::Share rows = ecekde::detail::share_of(d.n, rank, ranks);
+          ASSERT_EQ(r.grad_ce_pow_p.size(), rows.size() * d.k) << what;
+          for (std::size_t i = 0; i < r.grad_ce_pow_p.size(); ++i) {
+            EXPECT_NEAR(r.grad_ce_pow_p[i], alone.grad_ce_pow_p[rows.begin * d.k + i], 1e-12 * largest)
+                << what << ", rank " << rank << ", entry " << i;
+            EXPECT_NEAR(r.grad_ce[i], alone.grad_ce[rows.begin * d.k + i], 1e-12 * largest_ce)
+                << what << ", rank " << rank << ", entry " << i;
+          }
+        }
+      }
+  }
+}
+
 // Top-label and binary gather their one-dimensional problem (n values), marginal's ranks each own a share
 // of the classes over every row; both compute as the replicated design does: bitwise the lone result, for
 // both estimators, fixed and automatic h, on 1-4 ranks (one of them without rows when n = 3; without
@@ -554,11 +610,19 @@ TEST(Ring, RefusesWhatItDoesNotCompute) {
   o = paper_canonical();
   o.bandwidth = 0.1;
   try {
-    ecekde::estimate_with_gradient(probs, ecekde::LabelsView(d.y), o);
-    ADD_FAILURE() << "the gradient not refused";
+    ecekde::kernel_regression(probs, ecekde::LabelsView(d.y), probs, o);
+    ADD_FAILURE() << "kernel regression not refused";
   } catch (const ecekde::Error& e) {
     EXPECT_EQ(std::string(e.what()), "own_rows (each rank passing only its own rows) is supported by estimate(), "
-                                     "bootstrap_kde() and calibration_test_kde() only");
+                                     "estimate_with_gradient(), bootstrap_kde() and calibration_test_kde() only");
+  }
+  o.type = CalibrationType::top_label;
+  try {
+    ecekde::estimate_with_gradient(probs, ecekde::LabelsView(d.y), o);
+    ADD_FAILURE() << "the top-label gradient not refused";
+  } catch (const ecekde::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "own_rows (each rank passing only its own rows): the gradient supports the "
+                                     "canonical type only, got top-label");
   }
 }
 
