@@ -381,14 +381,7 @@ GradientResult own_rows_gradient(ProbsView probs, LabelsView labels, const Estim
   const LabelledPoints& lp = in.problems.front();
   const KernelPoints& x = lp.points;
   const SweepPlan& plan = in.plan;
-  Result r;
-  r.type = options.type;
-  r.p = options.p;
-  r.n = at.n;
-  r.k = probs.cols();
-  RingBandwidth chosen = ring_paper_bandwidth(at, in.problems, options, plan);
-  r.bandwidth = chosen.bandwidth;
-  r.selection = std::move(chosen.selection);
+  Result r = ring_paper_result(ring, options);
   const double h = r.bandwidth, inv_h = 1 / h, weight = problem_weight(options.type);
   const std::size_t L = lp.classes, dim = x.dim, own = x.n;
 

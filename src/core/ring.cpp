@@ -172,9 +172,16 @@ void add_shifted(double& acc_m, double* acc, double m, const double* sums, std::
   }
 }
 
+OwnProblems own_problems(const SweepPlan& plan, std::size_t count) {
+  if (!plan.owned_problems) return {{0, count}, plan};
+  OwnProblems out{share_of(count, plan.communicator), plan};
+  out.plan.communicator = nullptr;
+  return out;
+}
+
 std::vector<double> sum_over_problems(const SweepPlan& plan, const std::vector<std::vector<double>>& per_problem,
                                       std::size_t width) {
-  const Share mine = plan.owned_problems ? share_of(per_problem.size(), plan.communicator) : Share{0, per_problem.size()};
+  const Share mine = own_problems(plan, per_problem.size()).mine;
   auto add = [&](std::span<double> total) {
     for (std::size_t q = mine.begin; q < mine.end; ++q)
       for (std::size_t i = 0; i < width; ++i) total[i] += per_problem[q][i];

@@ -146,6 +146,14 @@ std::vector<double> in_rank_order(Communicator* comm, std::size_t width, Add add
   return values;
 }
 
+/// The problems this rank computes, and the plan each is swept with: every problem on `plan`, or where the
+/// problems are owned by ranks (SweepPlan::owned_problems) this rank's share, each swept alone on this rank.
+struct OwnProblems {
+  Share mine;
+  SweepPlan plan;
+};
+OwnProblems own_problems(const SweepPlan& plan, std::size_t count);
+
 /// The sum over problems, in problem order, of each problem's `width` values per_problem[q]: bitwise what
 /// one process adds up. Where the problems are owned by ranks (SweepPlan::owned_problems), each rank fills
 /// only its own problems' values, and the owners add theirs in rank order (in_rank_order).

@@ -265,6 +265,18 @@ OneDimensionalRing one_dimensional_ring(const RingInput& ring, const EstimateOpt
   return gathered_problem(ring.at, ring.in.pred, options, execution, draws);
 }
 
+Result ring_paper_result(const RingInput& ring, const EstimateOptions& options) {
+  Result r;
+  r.type = options.type;
+  r.p = options.p;
+  r.n = ring.at.n;
+  r.k = ring.in.pred.k;
+  RingBandwidth h = ring_paper_bandwidth(ring.at, ring.in.problems, options, ring.in.plan);
+  r.bandwidth = h.bandwidth;
+  r.selection = std::move(h.selection);
+  return r;
+}
+
 Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   RingInput ring = ring_input(probs, labels, options);
   if (options.type != CalibrationType::canonical)
@@ -282,14 +294,7 @@ Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptio
   const LabelledPoints& lp = in.problems.front();
 
   const PlannedWork planned(plan.control, static_cast<double>(at.own) * static_cast<double>(at.n));
-  Result r;
-  r.type = options.type;
-  r.p = options.p;
-  r.n = at.n;
-  r.k = probs.cols();
-  RingBandwidth h = ring_paper_bandwidth(at, in.problems, options, plan);
-  r.bandwidth = h.bandwidth;
-  r.selection = std::move(h.selection);
+  Result r = ring_paper_result(ring, options);
   r.ce_pow_p = ring_mean_error(at, lp, r.bandwidth, options.p, plan);
   r.ce = root_of(r.ce_pow_p, options.p);
   warn_of_float_rounding(in, r);

@@ -46,6 +46,10 @@ struct RingBandwidth {
 RingBandwidth ring_paper_bandwidth(const RingLayout& at, const std::vector<LabelledPoints>& problems,
                                    const EstimateOptions& options, const SweepPlan& plan);
 
+/// The paper's canonical Result on the ring before its value: type, p, n, K and the bandwidth
+/// (ring_paper_bandwidth) of this rank's canonical problem, ring.in.problems.
+Result ring_paper_result(const RingInput& ring, const EstimateOptions& options);
+
 /// The paper's canonical estimate from each rank's own rows, the same Result on every rank. Throws, on
 /// every rank, for the options it does not support, ranks that disagree, and bad rows on any rank.
 Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options);

@@ -225,10 +225,7 @@ KdeBootstrap prepared_bootstrap(const Prepared& in, const EstimateOptions& optio
   for (std::size_t b = 0; b < B; ++b)
     draw_resample(n, bootstrap.seed, b, [&](std::size_t r) { mult[r * B + b] += 1; });
 
-  const bool owned = in.plan.owned_problems;
-  const Share mine = owned ? share_of(Q, in.plan.communicator) : Share{0, Q};
-  SweepPlan plan = in.plan;
-  if (owned) plan.communicator = nullptr;
+  const auto [mine, plan] = own_problems(in.plan, Q);
   std::vector<std::vector<double>> per_problem(Q);  // the estimate's term, then each replicate's
   for (std::size_t q = mine.begin; q < mine.end; ++q) {
     const LabelledPoints& lp = in.problems[q];
@@ -242,7 +239,7 @@ KdeBootstrap prepared_bootstrap(const Prepared& in, const EstimateOptions& optio
   if (options.type == CalibrationType::marginal) {
     result.class_ce_pow_p.assign(Q, 0.0);
     for (std::size_t q = mine.begin; q < mine.end; ++q) result.class_ce_pow_p[q] = per_problem[q][0];
-    if (owned) combine_shares(in.plan.communicator, result.class_ce_pow_p);  // each from its owner: x + 0 = x
+    if (in.plan.owned_problems) combine_shares(in.plan.communicator, result.class_ce_pow_p);  // each from its owner: x + 0 = x
   }
   result.ce = root_of(result.ce_pow_p, p);
   return with_intervals(std::move(result), std::move(values), bootstrap.level);
@@ -270,14 +267,7 @@ KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const Estima
   const LabelledPoints& lp = in.problems.front();
   const KernelPoints& x = lp.points;
   const SweepPlan& plan = in.plan;
-  Result r;
-  r.type = options.type;
-  r.p = options.p;
-  r.n = at.n;
-  r.k = probs.cols();
-  RingBandwidth chosen = ring_paper_bandwidth(at, in.problems, options, plan);
-  r.bandwidth = chosen.bandwidth;
-  r.selection = std::move(chosen.selection);
+  Result r = ring_paper_result(ring, options);
   const double h = r.bandwidth, p = options.p, inv_h = 1 / h;
 
   // This rank's centres' multiplicities in each resample, centre-major in the problem's order (padded):

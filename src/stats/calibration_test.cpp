@@ -65,10 +65,7 @@ CalibrationTestResult prepared_test(const Prepared& in, const EstimateOptions& o
   out.bandwidth = start_result(options, in).bandwidth;
   const double h = out.bandwidth, p = options.p, weight = problem_weight(options.type);
 
-  const bool owned = in.plan.owned_problems;
-  const Share mine = owned ? share_of(Q, in.plan.communicator) : Share{0, Q};
-  SweepPlan plan = in.plan;
-  if (owned) plan.communicator = nullptr;
+  const auto [mine, plan] = own_problems(in.plan, Q);
   std::vector<std::vector<double>> per_problem(Q);  // the statistic's term, then each copy's
   for (std::size_t problem = mine.begin; problem < mine.end; ++problem) {
     const LabelledPoints& lp = in.problems[problem];
