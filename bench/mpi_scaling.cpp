@@ -1,11 +1,12 @@
 // Distributed estimates under mpirun, for the scaling model of docs/distributed.md:
-//   mpirun -np R ecekde_mpi_scaling N K TYPE ESTIMATOR H THREADS REPEATS [own-rows]
-// (H: a bandwidth, or "auto"). Every rank generates the same n x K softmax predictions (seed 1), runs
-// ecekde::estimate REPEATS times on the ranks of MPI_COMM_WORLD and rank 0 prints one JSON line: the
-// median and minimum seconds, the bytes each rank passed to all_sum and sent in ring passes per
-// estimate, the largest peak heap of a rank during an estimate (the input not counted), the most seconds
-// a rank spent per estimate waiting for ring passes to complete, and CE_p^p.
-// With own-rows, each rank passes only its share of the rows (ExecutionOptions::own_rows: the ring).
+//   mpirun -np R ecekde_mpi_scaling N K TYPE ESTIMATOR H THREADS REPEATS [own-rows] [ENTRY]
+// (H: a bandwidth, or "auto"; ENTRY: estimate, the default, or bootstrap, test or gradient: bootstrap_kde
+// and calibration_test_kde with B = 100, estimate_with_gradient). Every rank generates the same n x K
+// softmax predictions (seed 1), runs the entry point REPEATS times on the ranks of MPI_COMM_WORLD and
+// rank 0 prints one JSON line: the median and minimum seconds, the bytes each rank passed to all_sum and
+// sent in ring passes per run, the largest peak heap of a rank during a run (the input not counted), the
+// most seconds a rank spent per run waiting for ring passes to complete, and CE_p^p (the test: its
+// statistic). With own-rows, each rank passes only its share of the rows (ExecutionOptions::own_rows).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
+#include "ecekde/gradient.hpp"
 #include "ecekde/mpi.hpp"
 #include "ecekde/names.hpp"
 #include "ecekde/random.hpp"
@@ -21,9 +25,12 @@
 
 int main(int argc, char** argv) {
   ecekde::mpi::Session session(argc, argv);
-  const bool own_rows = argc == 9 && std::string(argv[8]) == "own-rows";
-  if (argc != 8 && !own_rows) {
-    std::fprintf(stderr, "usage: %s N K TYPE ESTIMATOR H THREADS REPEATS [own-rows]\n", argv[0]);
+  const bool own_rows = argc >= 9 && std::string(argv[8]) == "own-rows";
+  const std::string entry = argc > 8 + own_rows ? argv[8 + own_rows] : "estimate";
+  const bool known = entry == "estimate" || entry == "bootstrap" || entry == "test" || entry == "gradient";
+  if (argc < 8 || argc > 9 + own_rows || !known) {
+    std::fprintf(stderr, "usage: %s N K TYPE ESTIMATOR H THREADS REPEATS [own-rows] [estimate|bootstrap|test|gradient]\n",
+                 argv[0]);
     return 2;
   }
   try {
@@ -58,8 +65,12 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; ++r) {
       const bench::HeapWatch heap;
       const auto t0 = std::chrono::steady_clock::now();
-      value = ecekde::estimate(ecekde::ProbsView::row_major(f.data() + first * k, rows, k),
-                               ecekde::LabelsView(y.data() + first, rows), o).ce_pow_p;
+      const auto probs = ecekde::ProbsView::row_major(f.data() + first * k, rows, k);
+      const ecekde::LabelsView labels(y.data() + first, rows);
+      if (entry == "bootstrap") value = ecekde::bootstrap_kde(probs, labels, o).result.ce_pow_p;
+      else if (entry == "test") value = ecekde::calibration_test_kde(probs, labels, o).statistic;
+      else if (entry == "gradient") value = ecekde::estimate_with_gradient(probs, labels, o).result.ce_pow_p;
+      else value = ecekde::estimate(probs, labels, o).ce_pow_p;
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       peak = std::max(peak, heap.peak_bytes());
     }
@@ -71,10 +82,10 @@ int main(int argc, char** argv) {
     world.all_sum(peaks);
     world.all_sum(waits);
     if (world.rank() == 0)
-      std::printf("{\"ranks\": %d, \"own_rows\": %s, \"n\": %zu, \"k\": %zu, \"median_s\": %.6g, \"min_s\": %.6g, "
+      std::printf("{\"entry\": \"%s\", \"ranks\": %d, \"own_rows\": %s, \"n\": %zu, \"k\": %zu, \"median_s\": %.6g, \"min_s\": %.6g, "
                   "\"all_sum_bytes_per_estimate\": %.6g, \"ring_bytes_per_estimate\": %.6g, "
                   "\"peak_heap_bytes\": %.6g, \"most_pass_wait_s\": %.6g, \"ce_pow_p\": %.17g}\n",
-                  world.size(), own_rows ? "true" : "false", n, k, seconds[seconds.size() / 2], seconds.front(),
+                  entry.c_str(), world.size(), own_rows ? "true" : "false", n, k, seconds[seconds.size() / 2], seconds.front(),
                   summed, passed, *std::max_element(peaks.begin(), peaks.end()),
                   *std::max_element(waits.begin(), waits.end()), value);
   } catch (const std::exception& e) {
