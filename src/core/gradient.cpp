@@ -380,7 +380,8 @@ GradientResult own_rows_gradient(ProbsView probs, LabelsView labels, const Estim
   std::vector<double>().swap(in.pred.f);  // the sweeps read the problem's points only
   const LabelledPoints& lp = in.problems.front();
   const KernelPoints& x = lp.points;
-  const SweepPlan& plan = in.plan;
+  SweepPlan plan = in.plan;
+  plan.single_precision = false;  // the gradient is computed in double whatever the precision, as alone
   Result r = ring_paper_result(ring, options);
   const double h = r.bandwidth, inv_h = 1 / h, weight = problem_weight(options.type);
   const std::size_t L = lp.classes, dim = x.dim, own = x.n;

@@ -283,15 +283,35 @@ TEST(Ring, CalibrationTestMatchesAlone) {
           }
         }
   }
-  // Through the public entry point.
+  // Through the public entry point; and in precision float, where the statistic takes float tiles (within
+  // float's rounding of alone's) and the copies stay double (within 1e-12).
   const oracle::Data d = testdata::softmax_predictions(40, 3, 9);
+  ecekde::EstimateOptions o = paper_canonical();
+  o.bandwidth = 0.1;
+  o.execution.precision = ecekde::Precision::single;
+  ecekde::CalibrationTestOptions test;
+  test.replicates = 12;
+  ecekde::EstimateOptions whole = o;
+  whole.execution.own_rows = false;
+  const auto alone = ecekde::calibration_test_kde(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                  ecekde::LabelsView(d.y), whole, test);
+  whole.execution.precision = ecekde::Precision::double_;
+  const double double_statistic =
+      ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole).ce_pow_p;
+  ASSERT_NE(alone.statistic, double_statistic);  // the float path ran
   ecekde::testing::ThreadRanks group(2);
   group.run([&](int rank, ecekde::Communicator& comm) {
-    ecekde::EstimateOptions o = paper_canonical();
-    o.bandwidth = 0.1;
-    o.execution.communicator = &comm;
+    ecekde::EstimateOptions mine = o;
+    mine.execution.communicator = &comm;
     const Slice s = slice_of(d, rank, 2);
-    EXPECT_EQ(ecekde::calibration_test_kde(s.probs, s.labels, o).null_values.size(), 100u);
+    mine.execution.precision = ecekde::Precision::double_;
+    EXPECT_EQ(ecekde::calibration_test_kde(s.probs, s.labels, mine).null_values.size(), 100u);
+    mine.execution.precision = ecekde::Precision::single;
+    const auto r = ecekde::calibration_test_kde(s.probs, s.labels, mine, test);
+    EXPECT_LT(relative(r.statistic, alone.statistic), 1e-6);
+    EXPECT_NE(r.statistic, double_statistic);  // the ring's statistic ran in float too
+    for (std::size_t b = 0; b < test.replicates; ++b)
+      EXPECT_LT(relative(r.null_values[b], alone.null_values[b]), 1e-12) << "copy " << b;
   });
 }
 
@@ -351,15 +371,36 @@ TEST(Ring, BootstrapMatchesAlone) {
           }
         }
   }
-  // Through the public entry point.
+  // Through the public entry point; and in precision float, where the estimate takes float tiles (within
+  // float's rounding of alone's float estimate) and the replicates stay double (within 1e-12).
   const oracle::Data d = testdata::softmax_predictions(40, 3, 9);
+  ecekde::EstimateOptions o = paper_canonical();
+  o.bandwidth = 0.1;
+  o.execution.precision = ecekde::Precision::single;
+  ecekde::BootstrapOptions boot;
+  boot.replicates = 12;
+  ecekde::EstimateOptions whole = o;
+  whole.execution.own_rows = false;
+  const auto alone = ecekde::bootstrap_kde(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                           ecekde::LabelsView(d.y), whole, boot);
+  ecekde::EstimateOptions in_double = whole;
+  in_double.execution.precision = ecekde::Precision::double_;
+  const double double_estimate =
+      ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), in_double).ce_pow_p;
+  ASSERT_NE(alone.result.ce_pow_p, double_estimate);  // the float path ran
   ecekde::testing::ThreadRanks group(2);
   group.run([&](int rank, ecekde::Communicator& comm) {
-    ecekde::EstimateOptions o = paper_canonical();
-    o.bandwidth = 0.1;
-    o.execution.communicator = &comm;
+    ecekde::EstimateOptions mine = o;
+    mine.execution.communicator = &comm;
     const Slice s = slice_of(d, rank, 2);
-    EXPECT_EQ(ecekde::bootstrap_kde(s.probs, s.labels, o).ce.replicates.size(), 100u);
+    mine.execution.precision = ecekde::Precision::double_;
+    EXPECT_EQ(ecekde::bootstrap_kde(s.probs, s.labels, mine).ce.replicates.size(), 100u);
+    mine.execution.precision = ecekde::Precision::single;
+    const auto r = ecekde::bootstrap_kde(s.probs, s.labels, mine, boot);
+    EXPECT_LT(relative(r.result.ce_pow_p, alone.result.ce_pow_p), 1e-6);
+    EXPECT_NE(r.result.ce_pow_p, double_estimate);  // the ring's estimate ran in float too
+    for (std::size_t b = 0; b < boot.replicates; ++b)
+      EXPECT_LT(relative(r.ce_pow_p.replicates[b], alone.ce_pow_p.replicates[b]), 1e-12) << "replicate " << b;
   });
 }
 
@@ -429,8 +470,8 @@ TEST(Ring, OneDimensionalResamplingMatchesAloneBitwise) {
 // The gradient on the ring (own_rows_gradient): the value equals estimate_with_gradient() alone on the whole
 // input to 1e-12 relative, and each rank's gradient rows equal alone's rows of its own rows to 1e-12 of the
 // gradient's largest entry (the replicated design's centre sums add the ranks' partial sums as well). On
-// 1-4 ranks (n = 3 on 4 leaves one without rows), K = 2, 3 and 10, fixed and automatic h, p = 1 and 2,
-// blocks of 5 and 512, 1 and 2 threads.
+// 1-4 ranks (n = 3 on 4 leaves one without rows), K = 2, 3, 4 and 10, fixed and automatic h, p = 1 and
+// 2, blocks of 5, 64 and 512, 1 and 2 threads, and precision float (computed in double, as alone).
 TEST(Ring, GradientMatchesAlone) {
   struct Case {
     std::size_t n, k;
@@ -450,8 +491,9 @@ TEST(Ring, GradientMatchesAlone) {
     double largest = 0, largest_ce = 0;
     for (double g : alone.grad_ce_pow_p) largest = std::max(largest, std::fabs(g));
     for (double g : alone.grad_ce) largest_ce = std::max(largest_ce, std::fabs(g));
+    // The last configuration asks for precision float, which the gradient, as alone, computes in double.
     for (int ranks : {1, 2, 3, 4})
-      for (auto [block, threads] : {std::pair<std::size_t, int>{5, 2}, {512, 1}}) {
+      for (auto [block, threads] : {std::pair<std::size_t, int>{5, 2}, {512, 1}, {64, 1}}) {
         const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                  std::to_string(ranks) + " ranks, block " + std::to_string(block);
         std::vector<ecekde::GradientResult> got(static_cast<std::size_t>(ranks));
@@ -461,6 +503,7 @@ TEST(Ring, GradientMatchesAlone) {
           mine.execution.communicator = &comm;
           mine.execution.block_size = block;
           mine.execution.threads = threads;
+          if (block == 64) mine.execution.precision = ecekde::Precision::single;
           const Slice s = slice_of(d, rank, ranks);
           got[static_cast<std::size_t>(rank)] = ecekde::estimate_with_gradient(s.probs, s.labels, mine);
         });
