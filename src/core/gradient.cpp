@@ -9,6 +9,8 @@
 //   dE/dx_jk = -g_jk [target]                                   (canonical; 1-D: -g_j1 on x_j0)
 //            + sum_i beta_ji x_ik / (h x_jk)                     [row side; 0 where x_jk is clamped]
 //            + (1/h) [sum_i beta_ij log x_ik + (psi(sum alpha_j) - psi(alpha_jk)) sum_i beta_ij]  [centre]
+// With own rows (the canonical type on the ring), own_rows_gradient takes two passes instead: the class
+// sums first, then the derivatives, with each centre block carrying its centre side round and home.
 #include "ecekde/gradient.hpp"
 
 #include <cmath>

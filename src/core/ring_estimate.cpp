@@ -81,14 +81,12 @@ std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPo
   return scores;
 }
 
-// Each problem row's uniforms that draw its positive class in a relabelled copy (uniforms_drawing): the
-// label 1 (binary), the row's top class (top-label) or `cls` (marginal's problem of class cls).
+// A binary or top-label problem row's uniforms that draw its positive class in a relabelled copy
+// (uniforms_drawing): the label 1 (binary) or the row's top class (top-label).
 std::pair<double, double> positive_draws(const CheckedPredictions& pred, CalibrationType type, std::size_t row,
-                                         std::size_t cls, std::vector<double>& running) {
+                                         std::vector<double>& running) {
   running_sums(pred.f.data() + row * pred.k, pred.k, running.data());
-  const std::size_t label = type == CalibrationType::binary      ? 1
-                            : type == CalibrationType::top_label ? top_index(pred, row)
-                                                                 : cls;
+  const std::size_t label = type == CalibrationType::binary ? 1 : top_index(pred, row);
   return uniforms_drawing(running.data(), pred.k, label);
 }
 
@@ -109,7 +107,7 @@ OneDimensionalRing gathered_problem(const RingLayout& at, const CheckedPredictio
     out[1] = local.points.x(j, 1);
     out[2] = static_cast<double>(local.label(j));
     out[3] = static_cast<double>(folds[row]);
-    if (draws) std::tie(out[4], out[5]) = positive_draws(pred, options.type, row, 0, running);
+    if (draws) std::tie(out[4], out[5]) = positive_draws(pred, options.type, row, running);
   }
   combine_shares(at.comm, rows);  // each value from the one rank that holds its row: x + 0 = x
   std::vector<double> s(at.n), rest(at.n);

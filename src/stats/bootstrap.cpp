@@ -239,7 +239,8 @@ KdeBootstrap prepared_bootstrap(const Prepared& in, const EstimateOptions& optio
   if (options.type == CalibrationType::marginal) {
     result.class_ce_pow_p.assign(Q, 0.0);
     for (std::size_t q = mine.begin; q < mine.end; ++q) result.class_ce_pow_p[q] = per_problem[q][0];
-    if (in.plan.owned_problems) combine_shares(in.plan.communicator, result.class_ce_pow_p);  // each from its owner: x + 0 = x
+    if (in.plan.owned_problems)
+      combine_shares(in.plan.communicator, result.class_ce_pow_p);  // each from its owner: x + 0 = x
   }
   result.ce = root_of(result.ce_pow_p, p);
   return with_intervals(std::move(result), std::move(values), bootstrap.level);
@@ -247,10 +248,10 @@ KdeBootstrap prepared_bootstrap(const Prepared& in, const EstimateOptions& optio
 
 }  // namespace
 
-// Canonical: each rank counts its own rows' multiplicities in every resample (drawing the whole resample, n
-// indices each, as alone), and these travel with its block of centres. A row's replicate sums over the blocks are
-// merged max-shifted, as the ring's estimate merges them; rows whose replicate denominator underflows are
-// recomputed exactly on a second pass of the blocks.
+// Canonical: each rank counts its own rows' multiplicities in every resample (drawing the whole resample,
+// n indices each, as alone), and these travel with its block of centres. A row's replicate sums over the
+// blocks are merged max-shifted, as the ring's estimate merges them; rows whose replicate denominator
+// underflows are recomputed exactly on a second pass of the blocks.
 KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const EstimateOptions& given,
                                 const BootstrapOptions& bootstrap, std::size_t sums_bytes) {
   EstimateOptions options = given;
