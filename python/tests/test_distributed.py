@@ -81,6 +81,10 @@ def _rank_main(rank, init_file, out_dir):
                                          communicator=et.TorchCommunicator())
     outcomes["own_gradient_value"] = np.array([grad.result.ce_pow_p])
     outcomes["own_gradient"] = np.asarray(grad.grad_ce_pow_p)
+    queries = probs[:5]
+    regression = ecekde.kernel_regression(probs[mine], labels[mine], queries=queries, bandwidth=0.1, threads=1,
+                                          own_rows=True, communicator=et.TorchCommunicator())
+    outcomes["own_regression"] = np.concatenate([np.ravel(regression.expectation), np.ravel(regression.log_density)])
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -146,6 +150,10 @@ def test_two_processes_match_one():
             mine = slice(0, SPLIT) if r == 0 else slice(SPLIT, None)
             np.testing.assert_allclose(ranks[r]["own_gradient_value"], [grad.result.ce_pow_p], rtol=1e-12, atol=0)
             np.testing.assert_allclose(ranks[r]["own_gradient"], alone[mine], rtol=0, atol=1e-12 * np.abs(alone).max())
+        regression = ecekde.kernel_regression(probs, labels, queries=probs[:5], bandwidth=0.1, threads=1)
+        alone = np.concatenate([np.ravel(regression.expectation), np.ravel(regression.log_density)])
+        for r in range(2):  # the ring's kernel regression: to rounding
+            np.testing.assert_allclose(ranks[r]["own_regression"], alone, rtol=1e-12, atol=0, err_msg="own_regression")
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

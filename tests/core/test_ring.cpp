@@ -524,6 +524,83 @@ TEST(Ring, GradientMatchesAlone) {
   }
 }
 
+// Kernel regression with own rows: canonical (the queries against each rank's centres, the sums merged in
+// rank order) within 1e-12 relative of kernel_regression() alone, marginal, top-label and binary (gathered
+// or owned problems) bitwise; 1-4 ranks (n = 3 on 4 leaves one without rows), fixed and automatic h.
+// Queries that differ between the ranks stop every rank with one message.
+TEST(Ring, KernelRegressionMatchesAlone) {
+  struct Case {
+    CalibrationType type;
+    std::size_t n, k;
+    std::optional<double> h;
+  };
+  for (const Case& c : {Case{CalibrationType::canonical, 90, 3, 0.05}, Case{CalibrationType::canonical, 120, 5, std::nullopt},
+                        Case{CalibrationType::canonical, 3, 3, 0.1}, Case{CalibrationType::marginal, 70, 4, std::nullopt},
+                        Case{CalibrationType::top_label, 80, 3, 0.02}, Case{CalibrationType::binary, 60, 1, std::nullopt}}) {
+    const oracle::Data d = c.k == 1 ? testdata::binary_predictions(c.n, 12, 1.5)
+                                    : testdata::softmax_predictions(c.n, c.k, 50 + c.n + c.k, 2.0, 1.4);
+    const bool canonical = c.type == CalibrationType::canonical;
+    const oracle::Data grid = testdata::softmax_predictions(7, c.k == 1 ? 2 : c.k, 3, 1.0, 1.0);
+    std::vector<double> queries = grid.f;
+    std::size_t columns = grid.k;
+    if (!canonical) {
+      queries = {0.0, 0.1, 0.37, 0.5, 0.8, 0.99, 1.0};
+      columns = 1;
+    }
+    const auto query_view = ecekde::ProbsView::row_major(queries.data(), queries.size() / columns, columns);
+    ecekde::EstimateOptions o = paper_canonical();
+    o.type = c.type;
+    o.bandwidth = c.h;
+    ecekde::EstimateOptions whole = o;
+    whole.execution.own_rows = false;
+    const auto alone = ecekde::kernel_regression(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
+                                                 ecekde::LabelsView(d.y), query_view, whole);
+    for (int ranks : {1, 2, 3, 4}) {
+      const std::string what = std::string(to_string(c.type)) + ", n " + std::to_string(c.n) + ", " +
+                               std::to_string(ranks) + " ranks";
+      std::vector<ecekde::KernelRegression> got(static_cast<std::size_t>(ranks));
+      ecekde::testing::ThreadRanks group(ranks);
+      group.run([&](int rank, ecekde::Communicator& comm) {
+        ecekde::EstimateOptions mine = o;
+        mine.execution.communicator = &comm;
+        const Slice s = slice_of(d, rank, ranks);
+        got[static_cast<std::size_t>(rank)] = ecekde::kernel_regression(s.probs, s.labels, query_view, mine);
+      });
+      for (const auto& r : got) {
+        EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
+        ASSERT_EQ(r.expectation.size(), alone.expectation.size()) << what;
+        for (std::size_t i = 0; i < r.expectation.size(); ++i) {
+          if (canonical) {
+            EXPECT_LT(relative(r.expectation[i], alone.expectation[i]), 1e-12) << what << ", entry " << i;
+            EXPECT_LT(relative(r.log_density[i], alone.log_density[i]), 1e-12) << what << ", entry " << i;
+          } else {
+            EXPECT_EQ(r.expectation[i], alone.expectation[i]) << what << ", entry " << i;
+            EXPECT_EQ(r.log_density[i], alone.log_density[i]) << what << ", entry " << i;
+          }
+        }
+      }
+    }
+  }
+  // Queries that differ between the ranks.
+  const oracle::Data d = testdata::softmax_predictions(40, 3, 9);
+  ecekde::testing::ThreadRanks group(2);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    ecekde::EstimateOptions o = paper_canonical();
+    o.bandwidth = 0.1;
+    o.execution.communicator = &comm;
+    const Slice s = slice_of(d, rank, 2);
+    std::vector<double> queries{0.2, 0.3, 0.5};
+    if (rank == 1) queries = {0.5, 0.3, 0.2};
+    try {
+      ecekde::kernel_regression(s.probs, s.labels, ecekde::ProbsView::row_major(queries.data(), 1, 3), o);
+      ADD_FAILURE() << "different queries not refused";
+    } catch (const ecekde::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the ranks were given different inputs or options"), std::string::npos)
+          << e.what();
+    }
+  });
+}
+
 // Top-label and binary gather their one-dimensional problem (n values), marginal's ranks each own a share
 // of the classes over every row; both compute as the replicated design does: bitwise the lone result, for
 // both estimators, fixed and automatic h, on 1-4 ranks (one of them without rows when n = 3; without
@@ -653,11 +730,12 @@ TEST(Ring, RefusesWhatItDoesNotCompute) {
   o = paper_canonical();
   o.bandwidth = 0.1;
   try {
-    ecekde::kernel_regression(probs, ecekde::LabelsView(d.y), probs, o);
-    ADD_FAILURE() << "kernel regression not refused";
+    ecekde::select_bandwidth(probs, ecekde::LabelsView(d.y), CalibrationType::canonical, {}, o.execution);
+    ADD_FAILURE() << "select_bandwidth not refused";
   } catch (const ecekde::Error& e) {
     EXPECT_EQ(std::string(e.what()), "own_rows (each rank passing only its own rows) is supported by estimate(), "
-                                     "estimate_with_gradient(), bootstrap_kde() and calibration_test_kde() only");
+                                     "estimate_with_gradient(), kernel_regression(), bootstrap_kde() and "
+                                     "calibration_test_kde() only");
   }
   o.type = CalibrationType::top_label;
   try {
