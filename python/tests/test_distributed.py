@@ -85,6 +85,9 @@ def _rank_main(rank, init_file, out_dir):
     regression = ecekde.kernel_regression(probs[mine], labels[mine], queries=queries, bandwidth=0.1, threads=1,
                                           own_rows=True, communicator=et.TorchCommunicator())
     outcomes["own_regression"] = np.concatenate([np.ravel(regression.expectation), np.ravel(regression.log_density)])
+    selection = ecekde.select_bandwidth(probs[mine], type="marginal", threads=1, own_rows=True,
+                                        communicator=et.TorchCommunicator())
+    outcomes["own_selection"] = np.array([selection.chosen, *selection.score])
     metric = et.CalibrationMetric(threads=1, own_rows=True)  # rank 1 without batches: none of the rows
     if rank == 0:
         metric.update(probs[:300], labels[:300])
@@ -154,6 +157,10 @@ def test_two_processes_match_one():
         alone = np.concatenate([np.ravel(regression.expectation), np.ravel(regression.log_density)])
         for r in range(2):  # the ring's kernel regression: to rounding
             np.testing.assert_allclose(ranks[r]["own_regression"], alone, rtol=1e-12, atol=0, err_msg="own_regression")
+        selection = ecekde.select_bandwidth(probs, type="marginal", threads=1)
+        alone = np.array([selection.chosen, *selection.score])
+        for r in range(2):  # marginal's owned classes: bitwise
+            assert np.array_equal(ranks[r]["own_selection"], alone), (ranks[r]["own_selection"], alone)
         alone = np.array(fields(ecekde.estimate(probs[:300], labels[:300], threads=1)))
         for r in range(2):
             np.testing.assert_allclose(ranks[r]["own_metric"], alone, rtol=1e-12, atol=0, err_msg="own_metric")

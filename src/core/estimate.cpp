@@ -420,6 +420,10 @@ BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const
                                     const ExecutionOptions& execution, bool renormalize) {
   if (options.criterion == BandwidthCriterion::loo_regression)
     fail("bandwidth criterion loo-regression needs the labels: pass them to select_bandwidth");
+  if (execution.own_rows) {  // the likelihood criteria do not read the labels: any will do
+    const std::vector<std::int64_t> zeros(probs.rows(), 0);
+    return select_bandwidth(probs, LabelsView(zeros), type, options, execution, renormalize);
+  }
   const auto in = detail::prepare(probs, LabelsView{}, type, renormalize, execution, false);
   return detail::choose_bandwidth(in.problems, options, in.plan, in.pred.n);
 }
@@ -427,6 +431,7 @@ BandwidthSelection select_bandwidth(ProbsView probs, CalibrationType type, const
 BandwidthSelection select_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
                                     const BandwidthOptions& options, const ExecutionOptions& execution,
                                     bool renormalize) {
+  if (execution.own_rows) return detail::own_rows_bandwidth(probs, labels, type, options, execution, renormalize);
   const auto in = detail::prepare(probs, labels, type, renormalize, execution, true);
   return detail::choose_bandwidth(in.problems, options, in.plan, in.pred.n);
 }

@@ -211,10 +211,10 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
                    "under mpirun reads each rank's rows itself) and blocks of centres pass around the ranks, so no "
                    "rank holds the whole input; canonical agrees with one process to 1e-12 relative in double, to float's "
                    "rounding in float (paper: plug-in form, a likelihood criterion), the other types bitwise. Read by "
-                   "estimate, kernel_regression, bootstrap_kde, calibration_test_kde and (canonical) estimate_with_gradient; "
-                   "the other entry points refuse it",
+                   "estimate, select_bandwidth, kernel_regression, bootstrap_kde, calibration_test_kde and (canonical) "
+                   "estimate_with_gradient; the other entry points refuse it",
            .example = "true",
-           .used_by = uses::estimate | uses::paper_entries}),
+           .used_by = uses::all}),
   };
   return table;
 }

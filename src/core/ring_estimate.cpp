@@ -275,6 +275,24 @@ Result ring_paper_result(const RingInput& ring, const EstimateOptions& options) 
   return r;
 }
 
+BandwidthSelection own_rows_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
+                                      const BandwidthOptions& selection, const ExecutionOptions& execution,
+                                      bool renormalize) {
+  EstimateOptions options;
+  options.estimator = Estimator::paper;
+  options.type = type;
+  options.bandwidth_selection = selection;
+  options.renormalize = renormalize;
+  options.execution = execution;
+  RingInput ring = ring_input(probs, labels, options);
+  if (type != CalibrationType::canonical) {
+    const Prepared in = one_dimensional_ring(ring, options, false).in;
+    return choose_bandwidth(in.problems, selection, in.plan, in.pred.n);
+  }
+  ring.in.problems = make_problems(ring.in.pred, type, ring.in.plan.threads);
+  return *ring_paper_bandwidth(ring.at, ring.in.problems, options, ring.in.plan).selection;
+}
+
 Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   RingInput ring = ring_input(probs, labels, options);
   if (options.type != CalibrationType::canonical)

@@ -50,6 +50,12 @@ RingBandwidth ring_paper_bandwidth(const RingLayout& at, const std::vector<Label
 /// (ring_paper_bandwidth) of this rank's canonical problem, ring.in.problems.
 Result ring_paper_result(const RingInput& ring, const EstimateOptions& options);
 
+/// select_bandwidth() from each rank's own rows: canonical on the ring (within 1e-12 of alone's criterion,
+/// the same bandwidth), the one-dimensional types on their gathered or owned problems (bitwise).
+BandwidthSelection own_rows_bandwidth(ProbsView probs, LabelsView labels, CalibrationType type,
+                                      const BandwidthOptions& options, const ExecutionOptions& execution,
+                                      bool renormalize);
+
 /// The paper's canonical estimate from each rank's own rows, the same Result on every rank. Throws, on
 /// every rank, for the options it does not support, ranks that disagree, and bad rows on any rank.
 Result own_rows_estimate(ProbsView probs, LabelsView labels, const EstimateOptions& options);

@@ -55,7 +55,7 @@ void KernelPoints::centre_offsets(double h, std::span<double> out) const {
 
 void refuse_own_rows() {
   fail("own_rows (each rank passing only its own rows) is supported by estimate(), estimate_with_gradient(), "
-       "kernel_regression(), bootstrap_kde() and calibration_test_kde() only");
+       "kernel_regression(), select_bandwidth(), bootstrap_kde() and calibration_test_kde() only");
 }
 
 SweepPlan SweepPlan::from(const ExecutionOptions& execution) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "core/distributed.hpp"
@@ -601,6 +602,47 @@ TEST(Ring, KernelRegressionMatchesAlone) {
   });
 }
 
+// select_bandwidth() with own rows, with and without labels: canonical's criterion within 1e-12 relative
+// of alone's and the same bandwidth, marginal and top-label bitwise; 1-4 ranks, both likelihood criteria.
+TEST(Ring, SelectBandwidthMatchesAlone) {
+  for (const CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label})
+    for (const auto criterion : {ecekde::BandwidthCriterion::loo_likelihood, ecekde::BandwidthCriterion::reference}) {
+      const oracle::Data d = testdata::softmax_predictions(110, 4, 21, 2.0, 1.4);
+      const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+      ecekde::BandwidthOptions options;
+      options.criterion = criterion;
+      options.max_rows = 70;
+      const auto alone = ecekde::select_bandwidth(probs, ecekde::LabelsView(d.y), type, options);
+      const auto alone_unlabelled = ecekde::select_bandwidth(probs, type, options);
+      for (int ranks : {1, 2, 3, 4}) {
+        const std::string what = std::string(to_string(type)) + ", " + std::to_string(ranks) + " ranks";
+        std::vector<ecekde::BandwidthSelection> got(static_cast<std::size_t>(ranks)), unlabelled = got;
+        ecekde::testing::ThreadRanks group(ranks);
+        group.run([&](int rank, ecekde::Communicator& comm) {
+          ecekde::ExecutionOptions execution;
+          execution.communicator = &comm;
+          execution.own_rows = true;
+          const Slice s = slice_of(d, rank, ranks);
+          got[static_cast<std::size_t>(rank)] = ecekde::select_bandwidth(s.probs, s.labels, type, options, execution);
+          unlabelled[static_cast<std::size_t>(rank)] = ecekde::select_bandwidth(s.probs, type, options, execution);
+        });
+        for (std::size_t r = 0; r < got.size(); ++r)
+          for (const auto& [sel, want] : {std::pair{&got[r], &alone}, std::pair{&unlabelled[r], &alone_unlabelled}}) {
+            EXPECT_EQ(sel->bandwidth, want->bandwidth) << what;
+            ASSERT_EQ(sel->score.size(), want->score.size()) << what;
+            for (std::size_t i = 0; i < sel->score.size(); ++i) {
+              if (type == CalibrationType::canonical) {
+                EXPECT_LT(relative(sel->score[i], want->score[i]), 1e-12) << what << ", grid point " << i;
+              } else {
+                EXPECT_EQ(sel->score[i], want->score[i]) << what << ", grid point " << i;
+              }
+            }
+            EXPECT_EQ(sel->refined_grid, want->refined_grid) << what;
+          }
+      }
+    }
+}
+
 // Top-label and binary gather their one-dimensional problem (n values), marginal's ranks each own a share
 // of the classes over every row; both compute as the replicated design does: bitwise the lone result, for
 // both estimators, fixed and automatic h, on 1-4 ranks (one of them without rows when n = 3; without
@@ -730,12 +772,12 @@ TEST(Ring, RefusesWhatItDoesNotCompute) {
   o = paper_canonical();
   o.bandwidth = 0.1;
   try {
-    ecekde::select_bandwidth(probs, ecekde::LabelsView(d.y), CalibrationType::canonical, {}, o.execution);
-    ADD_FAILURE() << "select_bandwidth not refused";
+    ecekde::bootstrap(d.n, [](std::span<const std::size_t>) { return 0.0; }, {}, o.execution);
+    ADD_FAILURE() << "the generic bootstrap not refused";
   } catch (const ecekde::Error& e) {
     EXPECT_EQ(std::string(e.what()), "own_rows (each rank passing only its own rows) is supported by estimate(), "
-                                     "estimate_with_gradient(), kernel_regression(), bootstrap_kde() and "
-                                     "calibration_test_kde() only");
+                                     "estimate_with_gradient(), kernel_regression(), select_bandwidth(), bootstrap_kde() "
+                                     "and calibration_test_kde() only");
   }
   o.type = CalibrationType::top_label;
   try {
