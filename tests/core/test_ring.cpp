@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/distributed.hpp"
 #include "core/ring_estimate.hpp"
@@ -46,17 +47,24 @@ ecekde::EstimateOptions paper_canonical() {
   return o;
 }
 
-// Every rank's estimate from its own rows.
-std::vector<ecekde::Result> on_ranks(const oracle::Data& d, int ranks, const ecekde::EstimateOptions& options) {
-  std::vector<ecekde::Result> got(static_cast<std::size_t>(ranks));
+// Every rank's call(its slice of d, options with its communicator), on `ranks` ranks as threads.
+template <class Call>
+auto each_rank(const oracle::Data& d, int ranks, const ecekde::EstimateOptions& options, Call call) {
+  std::vector<decltype(call(std::declval<const Slice&>(), options))> got(static_cast<std::size_t>(ranks));
   ecekde::testing::ThreadRanks group(ranks);
   group.run([&](int rank, ecekde::Communicator& comm) {
     ecekde::EstimateOptions mine = options;
     mine.execution.communicator = &comm;
-    const Slice s = slice_of(d, rank, ranks);
-    got[static_cast<std::size_t>(rank)] = ecekde::estimate(s.probs, s.labels, mine);
+    got[static_cast<std::size_t>(rank)] = call(slice_of(d, rank, ranks), mine);
   });
   return got;
+}
+
+// Every rank's estimate from its own rows.
+std::vector<ecekde::Result> on_ranks(const oracle::Data& d, int ranks, const ecekde::EstimateOptions& options) {
+  return each_rank(d, ranks, options, [](const Slice& s, const ecekde::EstimateOptions& o) {
+    return ecekde::estimate(s.probs, s.labels, o);
+  });
 }
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
@@ -252,15 +260,10 @@ TEST(Ring, CalibrationTestMatchesAlone) {
           const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                    std::to_string(ranks) + " ranks, block " + std::to_string(block) +
                                    (sums_bytes == 1 ? ", groups of one row" : "");
-          std::vector<ecekde::CalibrationTestResult> got(static_cast<std::size_t>(ranks));
-          ecekde::testing::ThreadRanks group(ranks);
-          group.run([&](int rank, ecekde::Communicator& comm) {
-            ecekde::EstimateOptions mine = o;
-            mine.execution.communicator = &comm;
-            mine.execution.block_size = block;
-            const Slice s = slice_of(d, rank, ranks);
-            got[static_cast<std::size_t>(rank)] =
-                ecekde::detail::own_rows_calibration_test(s.probs, s.labels, mine, test, sums_bytes);
+          ecekde::EstimateOptions blocked = o;
+          blocked.execution.block_size = block;
+          const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+            return ecekde::detail::own_rows_calibration_test(s.probs, s.labels, mine, test, sums_bytes);
           });
           for (const auto& r : got) {
             EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
@@ -349,14 +352,10 @@ TEST(Ring, BootstrapMatchesAlone) {
           const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                    std::to_string(ranks) + " ranks, block " + std::to_string(block) +
                                    (sums_bytes == 1 ? ", groups of one row" : "");
-          std::vector<ecekde::KdeBootstrap> got(static_cast<std::size_t>(ranks));
-          ecekde::testing::ThreadRanks group(ranks);
-          group.run([&](int rank, ecekde::Communicator& comm) {
-            ecekde::EstimateOptions mine = o;
-            mine.execution.communicator = &comm;
-            mine.execution.block_size = block;
-            const Slice s = slice_of(d, rank, ranks);
-            got[static_cast<std::size_t>(rank)] = ecekde::detail::own_rows_bootstrap(s.probs, s.labels, mine, boot, sums_bytes);
+          ecekde::EstimateOptions blocked = o;
+          blocked.execution.block_size = block;
+          const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+            return ecekde::detail::own_rows_bootstrap(s.probs, s.labels, mine, boot, sums_bytes);
           });
           for (const auto& r : got) {
             EXPECT_EQ(r.result.bandwidth, alone.result.bandwidth) << what;
@@ -440,25 +439,17 @@ TEST(Ring, OneDimensionalResamplingMatchesAloneBitwise) {
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = std::string(to_string(c.type)) + ", n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                std::to_string(ranks) + " ranks";
-      std::vector<ecekde::KdeBootstrap> boots(static_cast<std::size_t>(ranks));
-      std::vector<ecekde::CalibrationTestResult> tests(static_cast<std::size_t>(ranks));
-      ecekde::testing::ThreadRanks group(ranks);
-      group.run([&](int rank, ecekde::Communicator& comm) {
-        ecekde::EstimateOptions mine = o;
-        mine.execution.communicator = &comm;
-        const Slice s = slice_of(d, rank, ranks);
-        boots[static_cast<std::size_t>(rank)] = ecekde::bootstrap_kde(s.probs, s.labels, mine, boot);
-        tests[static_cast<std::size_t>(rank)] = ecekde::calibration_test_kde(s.probs, s.labels, mine, test);
+      const auto got = each_rank(d, ranks, o, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+        return std::pair{ecekde::bootstrap_kde(s.probs, s.labels, mine, boot),
+                         ecekde::calibration_test_kde(s.probs, s.labels, mine, test)};
       });
-      for (int rank = 0; rank < ranks; ++rank) {
-        const auto& b = boots[static_cast<std::size_t>(rank)];
+      for (const auto& [b, t] : got) {
         EXPECT_EQ(b.result.bandwidth, alone_boot.result.bandwidth) << what;
         EXPECT_EQ(b.result.ce_pow_p, alone_boot.result.ce_pow_p) << what;
         EXPECT_EQ(b.result.class_ce_pow_p, alone_boot.result.class_ce_pow_p) << what;
         EXPECT_EQ(b.ce_pow_p.replicates, alone_boot.ce_pow_p.replicates) << what;
         EXPECT_EQ(b.ce.lower, alone_boot.ce.lower) << what;
         EXPECT_EQ(b.ce.upper, alone_boot.ce.upper) << what;
-        const auto& t = tests[static_cast<std::size_t>(rank)];
         EXPECT_EQ(t.bandwidth, alone_test.bandwidth) << what;
         EXPECT_EQ(t.statistic, alone_test.statistic) << what;
         EXPECT_EQ(t.null_values, alone_test.null_values) << what;
@@ -497,16 +488,12 @@ TEST(Ring, GradientMatchesAlone) {
       for (auto [block, threads] : {std::pair<std::size_t, int>{5, 2}, {512, 1}, {64, 1}}) {
         const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                  std::to_string(ranks) + " ranks, block " + std::to_string(block);
-        std::vector<ecekde::GradientResult> got(static_cast<std::size_t>(ranks));
-        ecekde::testing::ThreadRanks group(ranks);
-        group.run([&](int rank, ecekde::Communicator& comm) {
-          ecekde::EstimateOptions mine = o;
-          mine.execution.communicator = &comm;
-          mine.execution.block_size = block;
-          mine.execution.threads = threads;
-          if (block == 64) mine.execution.precision = ecekde::Precision::single;
-          const Slice s = slice_of(d, rank, ranks);
-          got[static_cast<std::size_t>(rank)] = ecekde::estimate_with_gradient(s.probs, s.labels, mine);
+        ecekde::EstimateOptions run = o;
+        run.execution.block_size = block;
+        run.execution.threads = threads;
+        if (block == 64) run.execution.precision = ecekde::Precision::single;
+        const auto got = each_rank(d, ranks, run, [](const Slice& s, const ecekde::EstimateOptions& mine) {
+          return ecekde::estimate_with_gradient(s.probs, s.labels, mine);
         });
         for (int rank = 0; rank < ranks; ++rank) {
           const auto& r = got[static_cast<std::size_t>(rank)];
@@ -559,13 +546,8 @@ TEST(Ring, KernelRegressionMatchesAlone) {
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = std::string(to_string(c.type)) + ", n " + std::to_string(c.n) + ", " +
                                std::to_string(ranks) + " ranks";
-      std::vector<ecekde::KernelRegression> got(static_cast<std::size_t>(ranks));
-      ecekde::testing::ThreadRanks group(ranks);
-      group.run([&](int rank, ecekde::Communicator& comm) {
-        ecekde::EstimateOptions mine = o;
-        mine.execution.communicator = &comm;
-        const Slice s = slice_of(d, rank, ranks);
-        got[static_cast<std::size_t>(rank)] = ecekde::kernel_regression(s.probs, s.labels, query_view, mine);
+      const auto got = each_rank(d, ranks, o, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+        return ecekde::kernel_regression(s.probs, s.labels, query_view, mine);
       });
       for (const auto& r : got) {
         EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;

@@ -1,9 +1,10 @@
 // The ring's resampling and gradient over Open MPI's point-to-point passes (ecekde::mpi::Ranks), as ctest
-// runs it: mpirun -np R ecekde_mpi_ring_entries. Every rank generates the same softmax predictions, passes
-// its own rows to bootstrap_kde, calibration_test_kde and estimate_with_gradient (own_rows), and compares
-// them with the same calls on the whole input alone: canonical within 1e-12 relative (the gradient within
-// 1e-12 of its largest entry, on its own rows), marginal and top-label bitwise. Exit status 1 and one line
-// per difference on any rank; rank 0 prints "ok" when every rank agrees.
+// runs it: mpirun -np R ecekde_mpi_ring_entries. Every rank generates the same softmax predictions
+// (testdata::softmax_predictions), passes its own rows to bootstrap_kde, calibration_test_kde and
+// estimate_with_gradient (own_rows), and compares them with the same calls on the whole input alone:
+// canonical within 1e-12 relative (the gradient within 1e-12 of its largest entry, on its own rows),
+// marginal and top-label bitwise. Exit status 1 and one line per difference on any rank; rank 0 prints
+// "ok" when every rank agrees.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,7 +15,7 @@
 #include "ecekde/calibration_test.hpp"
 #include "ecekde/gradient.hpp"
 #include "ecekde/mpi.hpp"
-#include "ecekde/random.hpp"
+#include "generate.hpp"
 
 namespace {
 
@@ -34,20 +35,9 @@ int main(int argc, char** argv) {
   ecekde::mpi::Session session(argc, argv);
   ecekde::mpi::Ranks world;
   const std::size_t n = 601, k = 4;
-  std::vector<double> f(n * k);
-  std::vector<std::int64_t> y(n);
-  ecekde::Rng rng(3);
-  std::vector<double> truth(k);
-  for (std::size_t r = 0; r < n; ++r) {  // softmax of 2 N(0,1) logits; labels from temperature 1.5
-    double s = 0, st = 0;
-    for (std::size_t c = 0; c < k; ++c) {
-      const double z = 2 * rng.normal();
-      s += (f[r * k + c] = std::exp(z));
-      st += (truth[c] = std::exp(z / 1.5));
-    }
-    for (std::size_t c = 0; c < k; ++c) f[r * k + c] /= s, truth[c] /= st;
-    y[r] = static_cast<std::int64_t>(rng.categorical(truth));
-  }
+  const oracle::Data d = testdata::softmax_predictions(n, k, 3, 2.0, 1.5);
+  const std::vector<double>& f = d.f;
+  const std::vector<std::int64_t>& y = d.y;
   const auto R = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
   const std::size_t first = n * me / R, rows = n * (me + 1) / R - first;
   const auto all = ecekde::ProbsView::row_major(f.data(), n, k);
