@@ -69,6 +69,22 @@ std::vector<ecekde::Result> on_ranks(const oracle::Data& d, int ranks, const ece
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
+// The grid the resampling's ring tests run over: check(ranks, options, sums_bytes, what) for 1-4 ranks,
+// blocks of 5 and 512 (in the options), and the rows going round in groups of one row or all at once.
+template <class Check>
+void over_ring_grid(const oracle::Data& d, const ecekde::EstimateOptions& o, Check check) {
+  for (int ranks : {1, 2, 3, 4})
+    for (std::size_t block : {5, 512})
+      for (std::size_t sums_bytes : {std::size_t{1}, ecekde::detail::kRingSumsBytes}) {
+        const std::string what = "n " + std::to_string(d.n) + ", K " + std::to_string(d.k) + ", " +
+                                 std::to_string(ranks) + " ranks, block " + std::to_string(block) +
+                                 (sums_bytes == 1 ? ", groups of one row" : "");
+        ecekde::EstimateOptions blocked = o;
+        blocked.execution.block_size = block;
+        check(ranks, blocked, sums_bytes, what);
+      }
+}
+
 // At a fixed bandwidth: the plain formula of the paper, to 1e-12 relative, on every rank, however the rows
 // are split (n = 3 on 4 ranks leaves one rank without rows) and swept.
 TEST(Ring, FixedBandwidthMatchesTheOracle) {
@@ -254,38 +270,32 @@ TEST(Ring, CalibrationTestMatchesAlone) {
     whole.execution.own_rows = false;
     const auto alone = ecekde::calibration_test_kde(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
                                                     ecekde::LabelsView(d.y), whole, test);
-    for (int ranks : {1, 2, 3, 4})
-      for (std::size_t block : {5, 512})
-        for (std::size_t sums_bytes : {std::size_t{1}, ecekde::detail::kRingSumsBytes}) {
-          const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
-                                   std::to_string(ranks) + " ranks, block " + std::to_string(block) +
-                                   (sums_bytes == 1 ? ", groups of one row" : "");
-          ecekde::EstimateOptions blocked = o;
-          blocked.execution.block_size = block;
-          const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
-            return ecekde::detail::own_rows_calibration_test(s.probs, s.labels, mine, test, sums_bytes);
-          });
-          for (const auto& r : got) {
-            EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
-            EXPECT_LT(relative(r.statistic, alone.statistic), 1e-12) << what << ": " << r.statistic << " vs " << alone.statistic;
-            ASSERT_EQ(r.null_values.size(), test.replicates) << what;
-            for (std::size_t b = 0; b < test.replicates; ++b)
-              EXPECT_LT(relative(r.null_values[b], alone.null_values[b]), 1e-12) << what << ", copy " << b;
-            // The p-value counts copies at or above the statistic: alone's, except where a copy ties the
-            // statistic to rounding (at n = 3 a copy can redraw the data's own labels), either count.
-            std::size_t above = 0, tied = 0;
-            for (double v : alone.null_values) {
-              if (relative(v, alone.statistic) < 1e-12) ++tied;
-              else if (v > alone.statistic) ++above;
-            }
-            const double copies = static_cast<double>(test.replicates) + 1;
-            EXPECT_GE(r.p_value, (1 + static_cast<double>(above)) / copies) << what;
-            EXPECT_LE(r.p_value, (1 + static_cast<double>(above + tied)) / copies) << what;
-            if (tied == 0) {
-              EXPECT_EQ(r.p_value, alone.p_value) << what;
-            }
-          }
+    over_ring_grid(d, o, [&](int ranks, const ecekde::EstimateOptions& blocked, std::size_t sums_bytes,
+                             const std::string& what) {
+      const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+        return ecekde::detail::own_rows_calibration_test(s.probs, s.labels, mine, test, sums_bytes);
+      });
+      for (const auto& r : got) {
+        EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
+        EXPECT_LT(relative(r.statistic, alone.statistic), 1e-12) << what << ": " << r.statistic << " vs " << alone.statistic;
+        ASSERT_EQ(r.null_values.size(), test.replicates) << what;
+        for (std::size_t b = 0; b < test.replicates; ++b)
+          EXPECT_LT(relative(r.null_values[b], alone.null_values[b]), 1e-12) << what << ", copy " << b;
+        // The p-value counts copies at or above the statistic: alone's, except where a copy ties the
+        // statistic to rounding (at n = 3 a copy can redraw the data's own labels), either count.
+        std::size_t above = 0, tied = 0;
+        for (double v : alone.null_values) {
+          if (relative(v, alone.statistic) < 1e-12) ++tied;
+          else if (v > alone.statistic) ++above;
         }
+        const double copies = static_cast<double>(test.replicates) + 1;
+        EXPECT_GE(r.p_value, (1 + static_cast<double>(above)) / copies) << what;
+        EXPECT_LE(r.p_value, (1 + static_cast<double>(above + tied)) / copies) << what;
+        if (tied == 0) {
+          EXPECT_EQ(r.p_value, alone.p_value) << what;
+        }
+      }
+    });
   }
   // Through the public entry point; and in precision float, where the statistic takes float tiles (within
   // float's rounding of alone's) and the copies stay double (within 1e-12).
@@ -346,30 +356,24 @@ TEST(Ring, BootstrapMatchesAlone) {
     whole.execution.own_rows = false;
     const auto alone = ecekde::bootstrap_kde(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
                                              ecekde::LabelsView(d.y), whole, boot);
-    for (int ranks : {1, 2, 3, 4})
-      for (std::size_t block : {5, 512})
-        for (std::size_t sums_bytes : {std::size_t{1}, ecekde::detail::kRingSumsBytes}) {
-          const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
-                                   std::to_string(ranks) + " ranks, block " + std::to_string(block) +
-                                   (sums_bytes == 1 ? ", groups of one row" : "");
-          ecekde::EstimateOptions blocked = o;
-          blocked.execution.block_size = block;
-          const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
-            return ecekde::detail::own_rows_bootstrap(s.probs, s.labels, mine, boot, sums_bytes);
-          });
-          for (const auto& r : got) {
-            EXPECT_EQ(r.result.bandwidth, alone.result.bandwidth) << what;
-            EXPECT_LT(relative(r.result.ce_pow_p, alone.result.ce_pow_p), 1e-12) << what;
-            EXPECT_LT(relative(r.ce.estimate, alone.ce.estimate), 1e-12) << what;
-            ASSERT_EQ(r.ce_pow_p.replicates.size(), boot.replicates) << what;
-            for (std::size_t b = 0; b < boot.replicates; ++b)
-              EXPECT_LT(relative(r.ce_pow_p.replicates[b], alone.ce_pow_p.replicates[b]), 1e-12) << what << ", replicate " << b;
-            EXPECT_LT(relative(r.ce_pow_p.lower, alone.ce_pow_p.lower), 1e-12) << what;
-            EXPECT_LT(relative(r.ce_pow_p.upper, alone.ce_pow_p.upper), 1e-12) << what;
-            EXPECT_LT(relative(r.ce.lower, alone.ce.lower), 1e-12) << what;
-            EXPECT_LT(relative(r.ce.upper, alone.ce.upper), 1e-12) << what;
-          }
-        }
+    over_ring_grid(d, o, [&](int ranks, const ecekde::EstimateOptions& blocked, std::size_t sums_bytes,
+                             const std::string& what) {
+      const auto got = each_rank(d, ranks, blocked, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
+        return ecekde::detail::own_rows_bootstrap(s.probs, s.labels, mine, boot, sums_bytes);
+      });
+      for (const auto& r : got) {
+        EXPECT_EQ(r.result.bandwidth, alone.result.bandwidth) << what;
+        EXPECT_LT(relative(r.result.ce_pow_p, alone.result.ce_pow_p), 1e-12) << what;
+        EXPECT_LT(relative(r.ce.estimate, alone.ce.estimate), 1e-12) << what;
+        ASSERT_EQ(r.ce_pow_p.replicates.size(), boot.replicates) << what;
+        for (std::size_t b = 0; b < boot.replicates; ++b)
+          EXPECT_LT(relative(r.ce_pow_p.replicates[b], alone.ce_pow_p.replicates[b]), 1e-12) << what << ", replicate " << b;
+        EXPECT_LT(relative(r.ce_pow_p.lower, alone.ce_pow_p.lower), 1e-12) << what;
+        EXPECT_LT(relative(r.ce_pow_p.upper, alone.ce_pow_p.upper), 1e-12) << what;
+        EXPECT_LT(relative(r.ce.lower, alone.ce.lower), 1e-12) << what;
+        EXPECT_LT(relative(r.ce.upper, alone.ce.upper), 1e-12) << what;
+      }
+    });
   }
   // Through the public entry point; and in precision float, where the estimate takes float tiles (within
   // float's rounding of alone's float estimate) and the replicates stay double (within 1e-12).
