@@ -12,6 +12,8 @@
 #                    within 1e-6 of the float estimate alone)
 #   own-rows-bad     --own-rows with a bad value only in rank 1's rows: one line naming rank 1 and the whole
 #                    input's row, non-zero
+#   ring-entries R   here ECEKDE is tests/mpi/ring_entries.cpp's program: the ring's bootstrap, test and
+#                    gradient on R ranks against alone
 # Every mpirun is bounded by `timeout`, so a hang fails the test instead of stalling ctest.
 set -uo pipefail
 ecekde=$1 mpirun_bin=$2 work=$3 case=$4 ranks=${5:-2}
@@ -118,6 +120,8 @@ case "$case" in
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "exit status $status"
     grep -q "^ecekde: error: rank 1: probs row 4 sums to 1.8" err.txt || { cat err.txt; fail "no one-line error naming rank 1 and row 4"; }
     [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
+  ring-entries)
+    timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" || fail "the ring's entry points on $ranks ranks" ;;
   *) fail "unknown case $case" ;;
 esac
 echo "ok: $case"
