@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app.hpp"
 #include "commands.hpp"
 #include "ecekde/io.hpp"
 #include "ecekde/report.hpp"
@@ -34,10 +35,14 @@ struct ReportCommand {
     flags.apply(report::options(), settings);
     settings.control = &run_control();
     settings.communicator = communicator();
+    if (settings.own_rows && communicator() && !plot_directory.empty())
+      throw UsageError("--plot needs every row on one rank: it is not offered with --own-rows under mpirun");
     const io::Predictions in = load_inputs(input);
-    const std::optional<report::PreparedInput> owned = report::prepare(in.probs.view(), in.labels.view(), settings);
-    const ProbsView probs = owned ? owned->probs_view() : in.probs.view();
-    const LabelsView labels = owned ? owned->labels_view() : in.labels.view();
+    // With --own-rows each rank passes its share of the rows (an .npy file is mapped: it reads their pages).
+    const RowShare share = own_share(in.probs.view(), in.labels.view(), settings.own_rows);
+    const std::optional<report::PreparedInput> owned = report::prepare(share.probs, share.labels, settings);
+    const ProbsView probs = owned ? owned->probs_view() : share.probs;
+    const LabelsView labels = owned ? owned->labels_view() : share.labels;
     if (probs.rows() > kLargeN && prints())
       std::cerr << "ecekde: warning: n = " << probs.rows()
                 << " samples: ECE^KDE costs O(n^2) per sweep and the report runs dozens of sweeps; this may "

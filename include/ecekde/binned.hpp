@@ -100,8 +100,11 @@ struct BinnedResult {
   /// Reliability diagram per one-dimensional problem (top-label, binary: one; marginal: one per class),
   /// occupied bins only, in increasing order. Empty for canonical.
   std::vector<std::vector<ReliabilityBin>> diagrams;
-  /// Canonical only: the occupied cells, in lexicographic order of their bins.
+  /// Canonical only: the occupied cells, in lexicographic order of their bins. Empty for a canonical estimate
+  /// from each rank's own rows (the report's under own rows): the cells' means are O(n K).
   std::vector<SimplexCell> cells;
+  /// Occupied bins over every problem's diagram, or occupied cells (canonical).
+  std::size_t occupied = 0;
   /// Marginal only: each class's contribution (L_p, debiased: summed into ce_pow_p; maximum: the
   /// class's MCE, whose largest is ce).
   std::vector<double> class_ce_pow_p;
@@ -122,6 +125,12 @@ class BinnedStatistic {
  public:
   /// Throws Error with a one-line message on bad input, as binned_calibration_error().
   BinnedStatistic(ProbsView probs, LabelsView labels, const BinnedOptions& options = {});
+  /// A one-dimensional estimate (top-label, binary, or one class of marginal: options.type) prepared from
+  /// each sample's score on that coordinate and hits[i] = 1 where its label is the coordinate's positive
+  /// class, as the ranks of a distributed run gather or own them. Its values are bitwise those of the
+  /// predictions' own problem; k is the input's column count (result().k). The scores are taken as checked.
+  BinnedStatistic(std::span<const double> scores, std::span<const std::uint8_t> hits, std::size_t k,
+                  const BinnedOptions& options);
   ~BinnedStatistic();
   BinnedStatistic(BinnedStatistic&&) noexcept;
   BinnedStatistic& operator=(BinnedStatistic&&) noexcept;
@@ -132,9 +141,12 @@ class BinnedStatistic {
   double resampled(std::span<const std::size_t> rows) const;
   /// ce_pow_p of the data with these labels instead of its own (a relabelled copy).
   double relabelled(LabelsView labels) const;
+  /// ce_pow_p of a one-dimensional estimate whose samples' labels hit their positive class where hits[i] = 1.
+  double relabelled_hits(std::span<const std::uint8_t> hits) const;
 
  private:
   struct State;
+  void finish();
   std::unique_ptr<State> state_;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -47,12 +48,19 @@ class MmceStatistic {
  public:
   /// Throws Error with a one-line message on bad input, as mmce().
   MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options = {});
+  /// MMCE without gradients from each sample's top-label confidence and hits[i] = 1 where its label is its
+  /// top class, as the ranks of a distributed run gather them; k is the input's column count (result().k).
+  /// The values are bitwise those of the predictions themselves.
+  MmceStatistic(std::span<const double> confidence, std::span<const std::uint8_t> hits, std::size_t k,
+                const MmceOptions& options);
   /// MMCE (with its gradients if the options ask) on the data as given.
   const MmceResult& result() const { return result_; }
   /// mmce_squared on these rows of the data, repeats allowed (a bootstrap resample).
   double resampled(std::span<const std::size_t> rows) const;
   /// mmce_squared of the data with these labels instead of its own (a relabelled copy).
   double relabelled(LabelsView labels) const;
+  /// mmce_squared of the data whose labels hit their top class where hits[i] = 1.
+  double relabelled_hits(std::span<const std::uint8_t> hits) const;
 
  private:
   MmceOptions options_;

@@ -38,6 +38,9 @@ struct Settings {
   int threads = ExecutionOptions{}.threads;
   RunControl* control = nullptr;  ///< progress and cancellation of every computation (not an option)
   Communicator* communicator = nullptr;  ///< ranks to split every computation across (not an option)
+  /// Each rank of `communicator` passes only its own rows (ExecutionOptions::own_rows): no rank holds more
+  /// than O(n K / R) of the input. The canonical binned result then lists no cells, only their number.
+  bool own_rows = false;
 };
 
 /// The option table of Settings.

@@ -244,17 +244,43 @@ BinnedStatistic::BinnedStatistic(ProbsView probs, LabelsView labels, const Binne
   detail::CheckedPredictions pred = detail::read_predictions(probs, labels, options.renormalize);
   st.classes = pred.k == 1 ? 2 : pred.k;
 
+  st.result.n = pred.n;
+  st.result.k = pred.k;
+  const std::vector<std::int32_t> y = std::move(pred.y);
+  st.problems = make_binned_problems(pred, options.type, st.top);
+  for (std::size_t problem = 0; problem < st.problems.size(); ++problem) st.problems[problem].hit = st.hits(problem, y);
+  finish();
+}
+
+BinnedStatistic::BinnedStatistic(std::span<const double> scores, std::span<const std::uint8_t> hits, std::size_t k,
+                                 const BinnedOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.options = options;
+  st.form = options.form.value_or(BinnedForm::per_bin);
+  check_options(options, st.form);
+  if (options.type == CalibrationType::canonical) detail::fail_with("a binned estimate of one coordinate is not canonical");
+  if (hits.size() != scores.size()) detail::fail_with("hits has ", hits.size(), " entries for ", scores.size(), " scores");
+  st.result.n = scores.size();
+  st.result.k = k;
+  ScoredSamples s = one_dimensional(scores.size());
+  s.score.assign(scores.begin(), scores.end());
+  s.hit.resize(hits.size());
+  for (std::size_t j = 0; j < hits.size(); ++j) s.hit[j] = hits[j] ? 0 : -1;
+  st.problems.push_back(std::move(s));
+  finish();
+}
+
+// The result from the problems' scores and hits.
+void BinnedStatistic::finish() {
+  State& st = *state_;
+  const BinnedOptions& options = st.options;
   BinnedResult& r = st.result;
   r.type = options.type;
   r.binning = options.binning;
   r.form = st.form;
   r.p = options.p;
   r.maximum = options.maximum;
-  r.n = pred.n;
-  r.k = pred.k;
-  const std::vector<std::int32_t> y = std::move(pred.y);
-  st.problems = make_binned_problems(pred, options.type, st.top);
-  for (std::size_t problem = 0; problem < st.problems.size(); ++problem) st.problems[problem].hit = st.hits(problem, y);
   for (const ScoredSamples& s : st.problems) {
     const std::vector<std::vector<double>> edges = problem_edges(s, options);
     Cells cells = detail::make_cells(s, edges);
@@ -264,11 +290,10 @@ BinnedStatistic::BinnedStatistic(ProbsView probs, LabelsView labels, const Binne
     if (s.dim == 1) r.diagrams.push_back(diagram(cells, edges[0]));
     else r.cells = simplex_cells(cells);
     r.edges.insert(r.edges.end(), edges.begin(), edges.end());
+    r.occupied += cells.count;
     st.cells.push_back(std::move(cells));
   }
-  if (options.maximum) r.ce = r.ce_pow_p;
-  else if (st.form == BinnedForm::debiased) r.ce = std::sqrt(std::max(r.ce_pow_p, 0.0));
-  else r.ce = std::pow(r.ce_pow_p, 1 / options.p);
+  r.ce = detail::binned_ce(r.ce_pow_p, options.maximum, st.form, options.p);
 }
 
 BinnedStatistic::~BinnedStatistic() = default;
@@ -314,6 +339,18 @@ double BinnedStatistic::relabelled(LabelsView labels) const {
                      st.options.maximum);
   }
   return total;
+}
+
+double BinnedStatistic::relabelled_hits(std::span<const std::uint8_t> hits) const {
+  const State& st = *state_;
+  if (st.problems.size() != 1 || st.problems.front().dim != 1)
+    detail::fail_with("relabelled_hits needs a one-dimensional binned estimate");
+  if (hits.size() != st.result.n) detail::fail_with("hits has ", hits.size(), " entries for ", st.result.n, " samples");
+  std::vector<std::int32_t> hit(hits.size());
+  for (std::size_t j = 0; j < hits.size(); ++j) hit[j] = hits[j] ? 0 : -1;
+  const Cells& cells = st.cells.front();
+  return combined(0.0, problem_value(st.problems.front(), cells, detail::label_sums(cells, hit), st.options, st.form),
+                  st.options.maximum);  // as relabelled() combines its one problem
 }
 
 BinnedResult binned_calibration_error(ProbsView probs, LabelsView labels, const BinnedOptions& options) {

@@ -42,20 +42,28 @@ std::vector<std::size_t> doane_of_columns(const double* x, std::size_t n, std::s
       m3[c] += d * d * d;
     }
   std::vector<std::size_t> bins(dim);
-  for (std::size_t c = 0; c < dim; ++c) {
-    const double second = m2[c] / nd, third = m3[c] / nd;
-    double skew_term = 0;
-    if (n > 2 && second > 0) {
-      const double g1 = third / std::pow(second, 1.5);
-      const double s_g1 = std::sqrt(6 * (nd - 2) / ((nd + 1) * (nd + 3)));
-      skew_term = std::log2(1 + std::fabs(g1) / s_g1);
-    }
-    bins[c] = static_cast<std::size_t>(std::ceil(1 + std::log2(nd) + skew_term));
-  }
+  for (std::size_t c = 0; c < dim; ++c) bins[c] = doane_of_moments(n, m2[c], m3[c]);
   return bins;
 }
 
 }  // namespace
+
+double binned_ce(double ce_pow_p, bool maximum, BinnedForm form, double p) {
+  if (maximum) return ce_pow_p;
+  if (form == BinnedForm::debiased) return std::sqrt(std::max(ce_pow_p, 0.0));
+  return std::pow(ce_pow_p, 1 / p);
+}
+
+std::size_t doane_of_moments(std::size_t n, double m2, double m3) {
+  const double nd = static_cast<double>(n), second = m2 / nd, third = m3 / nd;
+  double skew_term = 0;
+  if (n > 2 && second > 0) {
+    const double g1 = third / std::pow(second, 1.5);
+    const double s_g1 = std::sqrt(6 * (nd - 2) / ((nd + 1) * (nd + 3)));
+    skew_term = std::log2(1 + std::fabs(g1) / s_g1);
+  }
+  return static_cast<std::size_t>(std::ceil(1 + std::log2(nd) + skew_term));
+}
 
 std::vector<std::size_t> doane_bins_of_columns(const double* x, std::size_t n, std::size_t dim) {
   return dim == 1 ? doane_of_columns<1>(x, n, 1) : doane_of_columns<0>(x, n, dim);
@@ -262,6 +270,25 @@ Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<dou
   }
   cells.labels = label_sums(cells, samples.hit);
   return cells;
+}
+
+std::vector<CellFingerprint> cell_fingerprints(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges) {
+  const SparseBins bins = sparse_bins(samples, edges);
+  std::vector<CellFingerprint> out(samples.n);
+  for (std::size_t i = 0; i < samples.n; ++i) {
+    std::uint64_t a = 0xcbf29ce484222325ULL, b = 0x9e3779b97f4a7c15ULL;  // FNV-1a, and a SplitMix64 chain
+    for (std::size_t e = bins.begin[i]; e < bins.begin[i + 1]; ++e) {
+      a = (a ^ bins.coord[e]) * 0x100000001b3ULL;
+      a = (a ^ bins.bin[e]) * 0x100000001b3ULL;
+      std::uint64_t z = b ^ ((std::uint64_t{bins.coord[e]} << 32) | bins.bin[e]);
+      z += 0x9e3779b97f4a7c15ULL;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      b = z ^ (z >> 31);
+    }
+    out[i] = {a, b};
+  }
+  return out;
 }
 
 LabelSums label_sums(const Cells& cells, std::span<const std::int32_t> hit) {

@@ -24,6 +24,14 @@ struct ScoredSamples {
 /// doane_bins() of each column of an n x dim row-major array, in one pass over its rows per moment.
 std::vector<std::size_t> doane_bins_of_columns(const double* x, std::size_t n, std::size_t dim);
 
+/// BinnedResult::ce of ce_pow_p: the value itself for the maximum, sqrt(max(v, 0)) for the debiased form,
+/// v^(1/p) otherwise. The increasing map that also takes a binned statistic's interval to its ce.
+double binned_ce(double ce_pow_p, bool maximum, BinnedForm form, double p);
+
+/// Doane's bin count of n scores whose central moments sum to m2 and m3 (sums of d^2 and d^3 over the
+/// scores' deviations from their mean): the formula of doane_bins().
+std::size_t doane_of_moments(std::size_t n, double m2, double m3);
+
 /// B + 1 non-decreasing edges, edges[0] = 0, edges[B] = 1. Equal width: b / B (correctly rounded).
 /// Equal width reads no scores (they may be empty). Equal mass: edges[b] = the score of rank floor(b n / B) (0-based) among the sorted scores, so a run
 /// of equal scores that straddles a nominal boundary goes entirely to the upper bin.
@@ -81,6 +89,18 @@ struct CellParts {
 
 /// Groups the samples by their bin vector (a hash map keyed by it: only occupied cells are stored).
 Cells make_cells(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges, CellParts parts = {});
+
+/// A sample's cell as two independent 64-bit hashes of its bin vector: samples share a cell exactly when
+/// their fingerprints are equal, unless two of the n(n - 1)/2 pairs of different cells collide in 128 bits
+/// (about n^2 / 2^129: 10^-27 at n = 10^6). What the ranks of a distributed run exchange instead of bin
+/// vectors (K values each).
+struct CellFingerprint {
+  std::uint64_t a = 0, b = 0;
+  bool operator==(const CellFingerprint&) const = default;
+};
+
+/// Each sample's CellFingerprint under `edges` (one per coordinate).
+std::vector<CellFingerprint> cell_fingerprints(const ScoredSamples& samples, const std::vector<std::vector<double>>& edges);
 
 /// The cells' label sums for the samples' hits `hit` (-1: none): the data's, or those of other labels on
 /// the same cells.

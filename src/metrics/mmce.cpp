@@ -107,10 +107,17 @@ double mmce_squared_of(const std::vector<double>& r, const std::vector<bool>& co
 
 }  // namespace
 
-MmceStatistic::MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options) : options_(options) {
-  const double width = options.kernel_width;
+namespace {
+
+void check_width(double width) {
   if (!(std::isfinite(width) && width > 0))
     detail::fail_with("kernel_width must be a finite number > 0, got ", width);
+}
+
+}  // namespace
+
+MmceStatistic::MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptions& options) : options_(options) {
+  check_width(options.kernel_width);
   if (probs.cols() == 1) detail::fail_with("mmce needs at least 2 classes, probs has 1 column");
   const detail::CheckedPredictions pred = detail::read_predictions(probs, labels, false);
   const std::size_t n = pred.n, k = pred.k;
@@ -126,6 +133,16 @@ MmceStatistic::MmceStatistic(ProbsView probs, LabelsView labels, const MmceOptio
   }
   result_ = mmce_of(r_, correct, top_, k, options);
   correct_ = std::move(correct);
+}
+
+MmceStatistic::MmceStatistic(std::span<const double> confidence, std::span<const std::uint8_t> hits, std::size_t k,
+                             const MmceOptions& options)
+    : options_(options), k_(k), r_(confidence.begin(), confidence.end()), correct_(hits.begin(), hits.end()) {
+  check_width(options.kernel_width);
+  if (options.gradient) detail::fail_with("an MMCE of confidences and hits has no gradient (options.gradient)");
+  if (hits.size() != confidence.size())
+    detail::fail_with("hits has ", hits.size(), " entries for ", confidence.size(), " confidences");
+  result_ = mmce_of(r_, correct_, {}, k, options);
 }
 
 double MmceStatistic::resampled(std::span<const std::size_t> rows) const {
@@ -146,6 +163,11 @@ double MmceStatistic::relabelled(LabelsView labels) const {
   std::vector<bool> correct(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) correct[i] = static_cast<std::size_t>(y[i]) == top_[i];
   return mmce_squared_of(r_, correct, options_);
+}
+
+double MmceStatistic::relabelled_hits(std::span<const std::uint8_t> hits) const {
+  if (hits.size() != r_.size()) detail::fail_with("hits has ", hits.size(), " entries for ", r_.size(), " samples");
+  return mmce_squared_of(r_, std::vector<bool>(hits.begin(), hits.end()), options_);
 }
 
 MmceResult mmce(ProbsView probs, LabelsView labels, const MmceOptions& options) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "ecekde/error.hpp"
+#include "metrics/histogram.hpp"
+#include "report/own_rows.hpp"
 
 namespace ecekde::report {
 
@@ -59,32 +61,52 @@ std::vector<BinnedOptions> binned_plan(std::size_t k, const Settings& s) {
   return plan;
 }
 
-Summary summarize(ProbsView probs, LabelsView labels) {
+namespace detail {
+
+void summary_terms(const double* f, std::size_t k, std::int64_t y, double* out) {
+  const std::size_t classes = k == 1 ? 2 : k;
+  auto prob = [&](std::size_t c) { return k == 1 ? (c == 1 ? f[0] : 1 - f[0]) : f[c]; };
+  std::size_t top = 0;
+  for (std::size_t c = 1; c < classes; ++c)
+    if (prob(c) > prob(top)) top = c;  // ties: the lowest class
+  const auto label = static_cast<std::size_t>(y);
+  double brier = 0;
+  for (std::size_t c = 0; c < classes; ++c) brier += (prob(c) - (c == label)) * (prob(c) - (c == label));
+  out[0] = top == label;
+  out[1] = prob(top);
+  out[2] = -std::log(std::max(prob(label), DBL_MIN));
+  out[3] = brier;
+}
+
+Summary summary_of_terms(const std::vector<double>& terms, std::size_t n, std::size_t k) {
   Summary s;
-  s.n = probs.rows();
-  s.k = probs.cols();
-  const std::size_t classes = s.k == 1 ? 2 : s.k;
-  std::vector<double> row(classes);
-  for (std::size_t r = 0; r < s.n; ++r) {
-    if (s.k == 1) {
-      row[1] = probs(r, 0);
-      row[0] = 1 - row[1];
-    } else {
-      for (std::size_t c = 0; c < classes; ++c) row[c] = probs(r, c);
-    }
-    const auto y = static_cast<std::size_t>(labels[r]);
-    const std::size_t top = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    s.accuracy += top == y;
-    s.mean_confidence += row[top];
-    s.nll -= std::log(std::max(row[y], DBL_MIN));
-    for (std::size_t c = 0; c < classes; ++c) s.brier += (row[c] - (c == y)) * (row[c] - (c == y));
+  s.n = n;
+  s.k = k;
+  for (std::size_t r = 0; r < n; ++r) {
+    const double* t = terms.data() + r * kSummaryTerms;
+    s.accuracy += t[0];
+    s.mean_confidence += t[1];
+    s.nll += t[2];
+    s.brier += t[3];
   }
-  const double n = static_cast<double>(s.n);
-  s.accuracy /= n;
-  s.mean_confidence /= n;
-  s.nll /= n;
-  s.brier /= n;
+  const double rows = static_cast<double>(n);
+  s.accuracy /= rows;
+  s.mean_confidence /= rows;
+  s.nll /= rows;
+  s.brier /= rows;
   return s;
+}
+
+}  // namespace detail
+
+Summary summarize(ProbsView probs, LabelsView labels) {
+  const std::size_t n = probs.rows(), k = probs.cols();
+  std::vector<double> terms(n * detail::kSummaryTerms), row(k);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = 0; c < k; ++c) row[c] = probs(r, c);
+    detail::summary_terms(row.data(), k, labels[r], terms.data() + r * detail::kSummaryTerms);
+  }
+  return detail::summary_of_terms(terms, n, k);
 }
 
 namespace {
@@ -92,7 +114,7 @@ namespace {
 using Root = std::function<double(double)>;
 
 ExecutionOptions execution_of(const Settings& s) {
-  return {.threads = s.threads, .control = s.control, .communicator = s.communicator};
+  return {.threads = s.threads, .control = s.control, .communicator = s.communicator, .own_rows = s.own_rows};
 }
 
 BootstrapOptions bootstrap_options(const Settings& s) {
@@ -105,17 +127,24 @@ BootstrapOptions bootstrap_options(const Settings& s) {
 
 // A percentile bootstrap interval (rows resampled) and a consistency-resampling test of a statistic prepared
 // for resampling (BinnedStatistic, MmceStatistic: read and reduced once, so that each replicate costs O(n)
-// or O(n log n), not a copy and a check of the n x K input), with the interval's ends mapped by `root`.
+// or O(n log n), not a copy and a check of the n x K input).
 template <class Prepared>
-Uncertainty resample(ProbsView probs, LabelsView labels, const Prepared& statistic, const Root& root, const Settings& s) {
+detail::Resampled resample(ProbsView probs, LabelsView labels, const Prepared& statistic, const Settings& s) {
   const ExecutionOptions execution = execution_of(s);
-  const Interval interval = bootstrap(
+  Interval interval = bootstrap(
       probs.rows(), [&](std::span<const std::size_t> rows) { return statistic.resampled(rows); }, bootstrap_options(s),
       execution);
-  const CalibrationTestResult test = calibration_test(
+  CalibrationTestResult test = calibration_test(
       probs, labels, [&](ProbsView, LabelsView y) { return statistic.relabelled(y); }, {s.replicates, s.seed},
       execution);
-  return {interval.lower, interval.upper, root(interval.lower), root(interval.upper), test.statistic, test.p_value};
+  return {std::move(interval), std::move(test)};
+}
+
+// The report's uncertainty of a statistic S from its interval and test, the interval's ends mapped by `root`.
+std::optional<Uncertainty> uncertainty_of(const std::optional<detail::Resampled>& r, const Root& root) {
+  if (!r) return std::nullopt;
+  return Uncertainty{r->interval.lower, r->interval.upper, root(r->interval.lower), root(r->interval.upper),
+                     r->test.statistic, r->test.p_value};
 }
 
 double clamped_sqrt(double v) { return std::sqrt(std::max(v, 0.0)); }
@@ -134,15 +163,16 @@ bool resamples_paper(CalibrationType type, std::size_t n, std::size_t k, const S
   return s.replicates > 0 && paper_resampling_work(type, n, k, s.replicates) <= s.paper_resampling_limit;
 }
 
-KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, const Settings& s) {
+// n: the rows over every rank (with own rows, more than probs holds).
+KdeEntry kde_entry(ProbsView probs, LabelsView labels, std::size_t n, CalibrationType type, const Settings& s) {
   EstimateOptions o;
   o.estimator = Estimator::paper;
   o.type = type;
   o.p = s.p;
   o.execution = execution_of(s);
-  if (!resamples_paper(type, probs.rows(), probs.cols(), s)) {
+  if (!resamples_paper(type, n, probs.cols(), s)) {
     KdeEntry e{estimate(probs, labels, o), std::nullopt, std::nullopt};
-    if (s.replicates > 0) e.resampling_skipped = paper_resampling_work(type, probs.rows(), probs.cols(), s.replicates);
+    if (s.replicates > 0) e.resampling_skipped = paper_resampling_work(type, n, probs.cols(), s.replicates);
     return e;
   }
   const KdeBootstrap boot = bootstrap_kde(probs, labels, o, bootstrap_options(s));
@@ -155,24 +185,30 @@ KdeEntry kde_entry(ProbsView probs, LabelsView labels, CalibrationType type, con
           std::nullopt};
 }
 
-BinnedEntry binned_entry(ProbsView probs, LabelsView labels, const BinnedOptions& o, const Settings& s) {
+// own: the ranks' own rows, or null when this process holds every row.
+BinnedEntry binned_entry(ProbsView probs, LabelsView labels, const BinnedOptions& o, const Settings& s,
+                         const detail::OwnRows* own) {
+  const Root root = [&o](double v) { return ecekde::detail::binned_ce(v, o.maximum, o.form.value_or(BinnedForm::per_bin), o.p); };
+  if (own) {
+    auto [result, resampled] = own->binned(o);
+    return {o, std::move(result), uncertainty_of(resampled, root)};
+  }
   const BinnedStatistic statistic(probs, labels, o);
   BinnedEntry e{o, statistic.result(), std::nullopt};
-  if (s.replicates == 0) return e;
-  const double p = o.p;
-  Root root = [p](double v) { return std::pow(v, 1 / p); };
-  if (o.maximum) root = [](double v) { return v; };
-  if (o.form == BinnedForm::debiased) root = clamped_sqrt;
-  e.uncertainty = resample(probs, labels, statistic, root, s);
+  if (s.replicates > 0) e.uncertainty = uncertainty_of(resample(probs, labels, statistic, s), root);
   return e;
 }
 
-MmceEntry mmce_entry(ProbsView probs, LabelsView labels, const Settings& s) {
+MmceEntry mmce_entry(ProbsView probs, LabelsView labels, const Settings& s, const detail::OwnRows* own) {
   MmceOptions o;
   o.gradient = false;
+  if (own) {
+    auto [result, resampled] = own->mmce(o);
+    return {o, std::move(result), uncertainty_of(resampled, clamped_sqrt)};
+  }
   const MmceStatistic statistic(probs, labels, o);
   MmceEntry e{o, statistic.result(), std::nullopt};
-  if (s.replicates > 0) e.uncertainty = resample(probs, labels, statistic, clamped_sqrt, s);
+  if (s.replicates > 0) e.uncertainty = uncertainty_of(resample(probs, labels, statistic, s), clamped_sqrt);
   return e;
 }
 
@@ -180,7 +216,12 @@ std::string with_resampling(const Settings& s) {
   return s.replicates ? ", bootstrap and test (B = " + std::to_string(s.replicates) + ")" : "";
 }
 
-PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes) {
+}  // namespace
+
+namespace detail {
+
+PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const std::vector<std::int64_t>& classes,
+                                       std::size_t first_row) {
   const std::size_t k = probs.cols();
   std::vector<std::size_t> columns;
   std::vector<std::int64_t> position(k == 1 ? 2 : k, -1);
@@ -205,7 +246,7 @@ PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const
     if (y < 0) continue;
     double sum = 0;
     for (std::size_t c : columns) sum += probs(r, c);
-    if (!(sum > 0)) fail("probs row " + std::to_string(r) + " gives probability 0 to every class kept");
+    if (!(sum > 0)) fail("probs row " + std::to_string(first_row + r) + " gives probability 0 to every class kept");
     for (std::size_t c : columns) out.probs.push_back(probs(r, c) / sum);
     out.labels.push_back(y);
   }
@@ -213,7 +254,7 @@ PreparedInput restrict_and_renormalize(ProbsView probs, LabelsView labels, const
   return out;
 }
 
-}  // namespace
+}  // namespace detail
 
 Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, std::string probs_dtype,
                         const StageRunner& run_stage) {
@@ -224,22 +265,28 @@ Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, s
   r.settings = s;
   r.probs_dtype = std::move(probs_dtype);
   const std::size_t k = probs.cols();
+  std::optional<detail::OwnRows> own_rows;  // each rank's own rows, read and checked once for every stage
+  if (s.own_rows) own_rows.emplace(probs, labels, s);
+  const detail::OwnRows* own = own_rows ? &*own_rows : nullptr;
+  const std::size_t n = own ? own->n() : probs.rows();
   // The binned estimates come first: they are quick, and they check the input for everything after.
   for (const BinnedOptions& o : binned_plan(k, s))
-    stage("ECE^bin " + describe(o) + with_resampling(s), [&] { r.binned.push_back(binned_entry(probs, labels, o, s)); });
-  r.summary = summarize(probs, labels);
+    stage("ECE^bin " + describe(o) + with_resampling(s),
+          [&] { r.binned.push_back(binned_entry(probs, labels, o, s, own)); });
+  r.summary = own ? own->summary() : summarize(probs, labels);
   for (CalibrationType t : kde_types(k))
     stage("crossfit " + std::string(to_string(t)) + ": pilot, bandwidth, estimate, interval",
           [&] { r.crossfit.push_back(crossfit_entry(probs, labels, t, s)); });
   for (CalibrationType t : kde_types(k))
     stage("ECE^KDE (paper) " + std::string(to_string(t)) + ": bandwidth, estimate" +
-              (resamples_paper(t, probs.rows(), k, s) ? with_resampling(s) : ""),
-          [&] { r.kde.push_back(kde_entry(probs, labels, t, s)); });
-  if (k >= 2) stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s); });
+              (resamples_paper(t, n, k, s) ? with_resampling(s) : ""),
+          [&] { r.kde.push_back(kde_entry(probs, labels, n, t, s)); });
+  if (k >= 2) stage("MMCE" + with_resampling(s), [&] { r.mmce = mmce_entry(probs, labels, s, own); });
   return r;
 }
 
 std::optional<PreparedInput> prepare(ProbsView probs, LabelsView labels, const Settings& settings) {
+  if (settings.own_rows) return detail::prepare_own_rows(probs, labels, settings);
   // Check the input as given (row and column numbers in messages then refer to it) with a quick estimator
   // that applies every check of the others.
   BinnedOptions check;
@@ -247,7 +294,7 @@ std::optional<PreparedInput> prepare(ProbsView probs, LabelsView labels, const S
   check.renormalize = settings.renormalize;
   binned_calibration_error(probs, labels, check);
   if ((settings.renormalize && probs.cols() > 1) || !settings.classes.empty())
-    return restrict_and_renormalize(probs, labels, settings.classes);
+    return detail::restrict_and_renormalize(probs, labels, settings.classes);
   return std::nullopt;
 }
 
@@ -300,6 +347,14 @@ const std::vector<options::Option<Settings>>& options() {
            .help = "Divide each probability row by its sum instead of rejecting rows that do not sum to 1",
            .example = "true"}),
       describe<&S::threads>({.name = "threads", .help = "Worker threads; 0 = every hardware thread", .example = "1"}),
+      describe<&S::own_rows>(
+          {.name = "own_rows",
+           .help = "Distributed runs: each rank passes only its own rows (consecutive slices in rank order; the CLI "
+                   "under mpirun reads each rank's rows itself), so no rank holds more than its share of the input. "
+                   "Every number is alone's: bitwise, but for ECE^KDE canonical (1e-12 relative) and a Doane bin "
+                   "count of the canonical binned estimate that lands within rounding of a whole number; that "
+                   "estimate's cells are counted, not listed. No figures",
+           .example = "true"}),
   };
   return table;
 }

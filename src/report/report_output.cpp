@@ -227,14 +227,12 @@ nlohmann::ordered_json to_json(const Report& r, const Provenance& provenance) {
   doc["binned"] = nlohmann::ordered_json::array();
   for (const BinnedEntry& e : r.binned) {
     std::vector<std::size_t> bins;
-    std::size_t occupied = e.result.cells.size();
     for (const auto& edges : e.result.edges) bins.push_back(edges.size() - 1);
-    for (const auto& d : e.result.diagrams) occupied += d.size();
     nlohmann::ordered_json j = {{"type", to_string(e.result.type)},
                                 {"binning", to_string(e.result.binning)},
                                 {"bins_rule", e.options.bins ? "fixed" : "doane"},
                                 {"bins", bins},
-                                {"occupied", occupied},
+                                {"occupied", e.result.occupied},
                                 {"form", to_string(e.result.form)},
                                 {"p", e.result.p},
                                 {"maximum", e.result.maximum},

@@ -15,6 +15,7 @@
 #include "core/replicate_reducers.hpp"
 #include "core/ring.hpp"
 #include "core/ring_estimate.hpp"
+#include "stats/resampling.hpp"
 
 namespace ecekde {
 

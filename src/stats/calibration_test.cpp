@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "core/estimate_steps.hpp"
 #include "core/label_draws.hpp"
+#include "stats/resampling.hpp"
 #include "core/distributed.hpp"
 #include "core/numeric.hpp"
 #include "core/messages.hpp"
@@ -18,6 +20,52 @@
 namespace ecekde {
 
 namespace detail {
+
+double p_value(double statistic, const std::vector<double>& null_values) {
+  std::size_t at_least = 0;
+  for (double v : null_values) at_least += v >= statistic;
+  return static_cast<double>(1 + at_least) / static_cast<double>(null_values.size() + 1);
+}
+
+std::vector<double> copy_uniforms(std::size_t n, std::uint64_t seed, std::size_t replicate) {
+  Rng rng = Rng::stream(seed, replicate);
+  std::vector<double> u(n);
+  for (double& v : u) v = rng.uniform();
+  return u;
+}
+
+std::vector<std::uint8_t> hits_of(std::span<const double> uniforms, std::span<const double> lower,
+                                  std::span<const double> upper) {
+  std::vector<std::uint8_t> hits(uniforms.size());
+  for (std::size_t r = 0; r < hits.size(); ++r) hits[r] = lower[r] <= uniforms[r] && uniforms[r] < upper[r];
+  return hits;
+}
+
+CalibrationTestResult test_of_copies(const std::function<double()>& statistic, const CalibrationTestOptions& test,
+                                     const ExecutionOptions& execution, std::size_t n, std::size_t k,
+                                     const std::function<double(std::size_t)>& copy) {
+  CalibrationTestResult out;
+  WorkLedger::plan(execution.control, static_cast<double>(test.replicates + 1));  // one unit per statistic
+  out.statistic = statistic();
+  WorkLedger::done(execution.control, 1);
+  out.null_values.assign(test.replicates, 0.0);
+  // Split across ranks, each computes its share of the copies (as bootstrap()).
+  Communicator* comm = split_across(execution.communicator);
+  check_same_replicates(comm, n, k, test.replicates, test.seed);
+  const Share mine = share_of(test.replicates, comm);
+  const double counted = static_cast<double>(test.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
+  parallel_for(
+      mine.size(), execution.threads,
+      [&](std::size_t own, int) {
+        out.null_values[mine.begin + own] = copy(mine.begin + own);
+        WorkLedger::done(execution.control, counted);
+      },
+      execution.control);
+  combine_shares(comm, out.null_values);
+  out.p_value = p_value(out.statistic, out.null_values);
+  return out;
+}
+
 namespace {
 
 void check_test(const CalibrationTestOptions& o) {
@@ -43,12 +91,6 @@ class LabelDraws {
   std::vector<double> running_;  // n x k
   std::size_t k_;
 };
-
-double p_value(double statistic, const std::vector<double>& null_values) {
-  std::size_t at_least = 0;
-  for (double v : null_values) at_least += v >= statistic;
-  return static_cast<double>(1 + at_least) / static_cast<double>(null_values.size() + 1);
-}
 
 // calibration_test_kde() of prepared input: alone, with rows split over the ranks, or with problems owned
 // by ranks (own rows' marginal), each then swept alone on its owner. relabel(problem, r, classes) gives
@@ -254,32 +296,17 @@ CalibrationTestResult calibration_test(ProbsView probs, LabelsView labels,
                                        const std::function<double(ProbsView, LabelsView)>& statistic,
                                        const CalibrationTestOptions& test, const ExecutionOptions& execution) {
   detail::check_test(test);
-  CalibrationTestResult out;
-  detail::WorkLedger::plan(execution.control, static_cast<double>(test.replicates + 1));  // one unit per statistic
-  out.statistic = statistic(probs, labels);
-  detail::WorkLedger::done(execution.control, 1);
-  out.null_values.assign(test.replicates, 0.0);
+  if (execution.own_rows) detail::refuse_own_rows();
   // Read and checked once, not once per copy (an n x K copy each: at K = 1,000 most of a binned test's time).
-  const detail::LabelDraws draws(detail::read_probabilities(probs, false), probs.cols());
-  // Split across ranks, each computes its share of the copies (as bootstrap()).
-  if (execution.own_rows)
-    detail::refuse_own_rows();
-  Communicator* comm = detail::split_across(execution.communicator);
-  detail::check_same_replicates(comm, probs.rows(), probs.cols(), test.replicates, test.seed);
-  const detail::Share mine = detail::share_of(test.replicates, comm);
-  const double counted = static_cast<double>(test.replicates) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
-  detail::parallel_for(
-      mine.size(), execution.threads,
-      [&](std::size_t own, int) {
-        const std::size_t b = mine.begin + own;
-        const std::vector<std::int64_t> y = draws.copy(test.seed, b);
-        out.null_values[b] = statistic(probs, LabelsView(y));
-        detail::WorkLedger::done(execution.control, counted);
+  std::optional<detail::LabelDraws> draws;
+  return detail::test_of_copies(
+      [&] {
+        const double value = statistic(probs, labels);
+        draws.emplace(detail::read_probabilities(probs, false), probs.cols());
+        return value;
       },
-      execution.control);
-  detail::combine_shares(comm, out.null_values);
-  out.p_value = detail::p_value(out.statistic, out.null_values);
-  return out;
+      test, execution, probs.rows(), probs.cols(),
+      [&](std::size_t b) { return statistic(probs, LabelsView(draws->copy(test.seed, b))); });
 }
 
 }  // namespace ecekde

@@ -267,7 +267,9 @@ void expect_summary(const json& j, const oracle::Data& d) {
     accuracy += top == y;
     confidence += f[top];
     nll -= std::log(std::max(f[y], DBL_MIN));
-    for (std::size_t c = 0; c < classes; ++c) brier += (f[c] - (c == y)) * (f[c] - (c == y));
+    double row = 0;  // the row's Brier score, then their mean
+    for (std::size_t c = 0; c < classes; ++c) row += (f[c] - (c == y)) * (f[c] - (c == y));
+    brier += row;
   }
   const double n = static_cast<double>(d.n);
   EXPECT_EQ(j.at("n").get<std::size_t>(), d.n);
