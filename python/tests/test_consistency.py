@@ -227,7 +227,7 @@ def test_every_report_option_gives_the_same_report_from_python_and_the_cli(small
     probs, labels, pp, lp = small_files
     options = ecekde._ecekde._options("report")
     assert {"p", "replicates", "paper_resampling_limit", "level", "seed", "bins", "classes", "renormalize",
-            "threads"} == \
+            "threads", "own_rows"} == \
         {o["name"] for o in options}
     for option in options:
         settings = {"replicates": 5, option["name"]: option["example"]}

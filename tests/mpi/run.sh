@@ -27,6 +27,19 @@ data() {  # data NAME N SEED: a synthetic K = 4 model (ecekde synth), once
     --probs "$1_probs.npy" --labels "$1_labels.npy" > /dev/null || fail "synth"
 }
 
+within() {  # within TOLERANCE KEY A B: A and B from the line of KEY on, numbers within TOLERANCE relative, the rest equal
+  paste <(grep -A100000 "\"$2\"" "$3") <(grep -A100000 "\"$2\"" "$4") | awk -v tol="$1" '
+    { a = $0; sub(/\t.*/, "", a); b = $0; sub(/.*\t/, "", b)
+      gsub(/[", \[\]]/, "", a); gsub(/[", \[\]]/, "", b); na = split(a, x, ":"); nb = split(b, y, ":")
+      va = x[na]; vb = y[nb]
+      if (va ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) {
+        d = va - vb; if (d < 0) d = -d; s = va + 0 < 0 ? -va : va + 0
+        if (d > tol * s + 1e-300) { print "differs: " a " vs " b; bad = 1 }
+        ++numbers
+      } else if (va != vb) { print "differs: " a " vs " b; bad = 1 } }
+    END { if (numbers < 3) { print "no numbers compared"; bad = 1 }; exit bad }'
+}
+
 case "$case" in
   same-numbers)
     data a 1200 1
@@ -99,18 +112,23 @@ case "$case" in
         --probs e_probs.npy --labels e_labels.npy --threads 1 --json > ranks.json 2> ranks.err \
         || { cat ranks.err; fail "$ranks ranks: $args"; }
       # every number of the result (ce, ce_pow_p, bandwidth, the criterion's scores) within 1e-12 relative
-      paste <(grep -A100000 '"results"' alone.json) <(grep -A100000 '"results"' ranks.json) | awk -v tol="$tolerance" '
-        { a = $0; sub(/\t.*/, "", a); b = $0; sub(/.*\t/, "", b)
-          gsub(/[", \[\]]/, "", a); gsub(/[", \[\]]/, "", b); na = split(a, x, ":"); nb = split(b, y, ":")
-          va = x[na]; vb = y[nb]
-          if (va ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) {
-            d = va - vb; if (d < 0) d = -d; s = va + 0 < 0 ? -va : va + 0
-            if (d > tol * s + 1e-300) { print "differs: " a " vs " b; bad = 1 }
-            ++numbers
-          } else if (va != vb) { print "differs: " a " vs " b; bad = 1 } }
-        END { if (numbers < 3) { print "no numbers compared"; bad = 1 }; exit bad }' || fail "$ranks ranks differ: $args"
+      within "$tolerance" results alone.json ranks.json || fail "$ranks ranks differ: $args"
       echo "within $tolerance on $ranks ranks: $args"
     done ;;
+  report-own-rows)
+    data e 1500 4
+    "$ecekde" report --replicates 8 --probs e_probs.npy --labels e_labels.npy --threads 1 --json > alone.json || fail "alone"
+    timeout 300 "${mpi[@]}" -np "$ranks" "$ecekde" report --replicates 8 --own-rows --probs e_probs.npy \
+      --labels e_labels.npy --threads 1 --json > ranks.json 2> ranks.err || { cat ranks.err; fail "$ranks ranks"; }
+    # every number from the summary on: ECE^KDE canonical within 1e-12 (the ring), the rest bitwise (as
+    # tests/report/test_report_own_rows.cpp checks it)
+    within 1e-12 summary alone.json ranks.json || fail "$ranks ranks differ"
+    echo "within 1e-12 on $ranks ranks: report --own-rows ($(grep -c . alone.json) lines)"
+    timeout 120 "${mpi[@]}" -np 2 "$ecekde" report --own-rows --plot figures --probs e_probs.npy --labels e_labels.npy \
+      > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "--plot with --own-rows: exit status $status"
+    grep -q -- "--plot needs every row on one rank" err.txt || { cat err.txt; fail "no error for --plot with --own-rows"; } ;;
   own-rows-bad)
     data e 1500 4
     printf '0.5,0.5\n0.4,0.6\n0.2,0.8\n0.3,0.7\n0.9,0.9\n0.1,0.9\n' > half.csv && printf '0\n1\n1\n0\n1\n1\n' > half_labels.csv
