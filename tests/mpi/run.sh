@@ -128,7 +128,14 @@ case "$case" in
       > out.txt 2> err.txt
     status=$?
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "--plot with --own-rows: exit status $status"
-    grep -q -- "--plot needs every row on one rank" err.txt || { cat err.txt; fail "no error for --plot with --own-rows"; } ;;
+    grep -q -- "--plot needs every row on one rank" err.txt || { cat err.txt; fail "no error for --plot with --own-rows"; }
+    # a bad row in the last rank's share only: one line naming the rank and the row, from every stage's first check
+    printf '0.5,0.5\n0.4,0.6\n0.2,0.8\n0.3,0.7\n0.9,0.9\n0.1,0.9\n' > half.csv && printf '0\n1\n1\n0\n1\n1\n' > half_labels.csv
+    timeout 120 "${mpi[@]}" -np 2 "$ecekde" report --own-rows --probs half.csv --labels half_labels.csv > out.txt 2> err.txt
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "bad row: exit status $status"
+    grep -q "^ecekde: error: rank 1: probs row 4 sums to 1.8" err.txt || { cat err.txt; fail "no one-line error naming rank 1 and row 4"; }
+    [ "$(grep -c '^ecekde: error' err.txt)" = 1 ] || { cat err.txt; fail "reported more than once"; } ;;
   own-rows-bad)
     data e 1500 4
     printf '0.5,0.5\n0.4,0.6\n0.2,0.8\n0.3,0.7\n0.9,0.9\n0.1,0.9\n' > half.csv && printf '0\n1\n1\n0\n1\n1\n' > half_labels.csv
