@@ -14,6 +14,10 @@
 //                      the cache, repeated: the dot products (K multiply-adds per pair), the affine map
 //                      and running maximum, the exp, the per-class sums; and the four in sequence;
 //   BM_DotPeak         the dot kernel on an L1-resident 8 x 16 x 64 shape: the FMA rate it can reach.
+//   BM_ClassRunSums    the calibration test's kernel (RelabelledClassSums): one tile of 16 rows' weights
+//                      against blocks of 128, 256 and 512 centres (16, 32 and 64 KB), B = 100 copies of
+//                      K = 10 classes; the weights it reads per second, and (arg copies 0) plain sums of
+//                      the same centres in order, the rate at which the tile can be read at all.
 // Their "pairs/s" counters add up (1 / sum of 1 / rate) to what bounds the sweep.
 // Run: build/bench/ecekde_bench_scores
 #include <benchmark/benchmark.h>
@@ -197,6 +201,37 @@ void BM_DotPeak(benchmark::State& state) {
   state.SetLabel(kern.isa);
 }
 
+// Arguments: centres per block, and whether the centres come by their copies' class runs (1: the kernel,
+// B = 100 copies, K = 10 classes drawn uniformly) or in order once (0: one run of the whole block).
+void BM_ClassRunSums(benchmark::State& state) {
+  constexpr std::size_t rows = 16, classes = 10;
+  const auto cols = static_cast<std::size_t>(state.range(0));
+  const std::size_t copies = state.range(1) ? 100 : 1, runs = state.range(1) ? classes : 1;
+  const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
+  std::vector<double> wt(cols * rows), acc(copies * runs * rows, 0.0);
+  for (std::size_t i = 0; i < wt.size(); ++i) wt[i] = 1.0 / static_cast<double>(1 + i % 97);
+  std::vector<std::uint32_t> order(copies * cols), starts(copies * (runs + 1));
+  ecekde::Rng rng(3);
+  for (std::size_t b = 0; b < copies; ++b) {  // a counting sort of the centres by their class in copy b
+    std::vector<std::uint32_t> cls(cols);
+    for (auto& c : cls) c = static_cast<std::uint32_t>(rng.below(runs));
+    std::uint32_t* st = starts.data() + b * (runs + 1);
+    for (std::size_t l = 0; l <= runs; ++l) st[l] = 0;
+    for (auto c : cls) ++st[c + 1];
+    for (std::size_t l = 0; l < runs; ++l) st[l + 1] += st[l];
+    std::vector<std::uint32_t> fill(st, st + runs);
+    for (std::size_t j = 0; j < cols; ++j) order[b * cols + fill[cls[j]]++] = static_cast<std::uint32_t>(j);
+  }
+  for (auto _ : state) {
+    kern.class_run_sums(wt.data(), order.data(), starts.data(), cols, copies, runs, acc.data());
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(acc.data());
+  const double centres = static_cast<double>(cols * copies * state.iterations());
+  state.counters["centre-copies/s"] = benchmark::Counter(centres, benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = benchmark::Counter(centres * rows * sizeof(double) * 1e-9, benchmark::Counter::kIsRate);
+}
+
 // The default estimator's payload product at large K (crossfit's canonical corrections: PayloadSums in
 // SharedDots) as one task of its sweep meets it: for each of 4 blocks of 512 centres, the tile of weights
 // of each of 9 bandwidths (128 rows x 512 centres) times the block's residuals (512 x K), added to that
@@ -263,6 +298,7 @@ BENCHMARK(BM_OpenBlasDgemm)->Apply(shapes);
 BENCHMARK(BM_ClassSumsSweep)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads", "float"})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TileStage)->ArgsProduct({{kDot, kAffineMax, kExp, kClassSums, kAllStages}, {0, 1}})->ArgNames({"stage", "float"});
 BENCHMARK(BM_DotPeak);
+BENCHMARK(BM_ClassRunSums)->ArgsProduct({{128, 256, 512}, {0, 1}})->ArgNames({"centres", "copies"});
 BENCHMARK(BM_PayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
 #ifdef ECEKDE_BENCH_OPENBLAS
 BENCHMARK(BM_OpenBlasPayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
