@@ -102,6 +102,7 @@ TEST(ReportOwnRows, EveryNumberAsAlone) {
     check(testdata::softmax_predictions(47, 10, 6, 3.0), settings(B), "K 10, " + b);
     check(testdata::softmax_predictions(40, 2, 7), settings(B), "K 2, " + b);
     check(testdata::binary_predictions(45, 8), settings(B), "K 1, " + b);
+    check(testdata::softmax_predictions(3, 3, 13), settings(B), "n 3 (4 ranks: one without rows), " + b);
   }
 }
 
