@@ -1,6 +1,6 @@
 // The report from each rank's own rows (Settings::own_rows), ranks as threads of this process
 // (thread_ranks.hpp): the whole JSON document against the report alone on the whole input, over ranks
-// (including a rank without rows), K = 1, 2, 3 and 10, equal scores, the classes option, renormalised
+// (including a rank without rows), K = 1, 2, 3, 4 and 10, equal scores, the classes option, renormalised
 // rows, and B = 0 and 8. Every number bitwise, but ECE^KDE canonical (the ring: 1e-12 relative).
 #include <gtest/gtest.h>
 
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "ecekde/report.hpp"
-#include "expect_error.hpp"
 #include "generate.hpp"
 #include "thread_ranks.hpp"
 
