@@ -16,6 +16,7 @@ namespace ecekde {
 namespace {
 
 using detail::Cells;
+using detail::combined;
 using detail::LabelSums;
 using detail::MeanLabels;
 using detail::ScoredSamples;
@@ -211,8 +212,6 @@ double problem_value(const ScoredSamples& s, const Cells& cells, const LabelSums
   return 0;
 }
 
-// The problems' values combined: summed (L_p), or their largest (maximum).
-double combined(double total, double value, bool maximum) { return maximum ? std::max(total, value) : total + value; }
 
 }  // namespace
 

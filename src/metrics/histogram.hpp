@@ -2,6 +2,7 @@
 // they form (one coordinate: the bins themselves; K coordinates: the binned simplex).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -27,6 +28,12 @@ std::vector<std::size_t> doane_bins_of_columns(const double* x, std::size_t n, s
 /// BinnedResult::ce of ce_pow_p: the value itself for the maximum, sqrt(max(v, 0)) for the debiased form,
 /// v^(1/p) otherwise. The increasing map that also takes a binned statistic's interval to its ce.
 double binned_ce(double ce_pow_p, bool maximum, BinnedForm form, double p);
+
+/// How a binned estimate adds up its problems' values (marginal: one per class): their sum (L_p), or their
+/// largest (maximum), starting from 0.
+inline double combined(double total, double value, bool maximum) {
+  return maximum ? std::max(total, value) : total + value;
+}
 
 /// Doane's bin count of n scores whose central moments sum to m2 and m3 (sums of d^2 and d^3 over the
 /// scores' deviations from their mean): the formula of doane_bins().

@@ -184,7 +184,7 @@ double RingCanonicalBinned::value(const std::vector<std::size_t>& rows, const st
   }
   const double v = options_.maximum ? *std::max_element(terms.begin(), terms.end())
                                     : accurate_sum(terms) / static_cast<double>(n);
-  return options_.maximum ? std::max(0.0, v) : 0.0 + v;  // as BinnedStatistic combines its one problem
+  return combined(0.0, v, options_.maximum);  // as BinnedStatistic combines its one problem
 }
 
 double RingCanonicalBinned::resampled(std::uint64_t seed, std::size_t replicate) const {

@@ -15,6 +15,7 @@ namespace ecekde::report::detail {
 namespace {
 
 using ecekde::detail::combine_shares;
+using ecekde::detail::combined;
 
 // Every rank's `mine` one after another in rank order (sizes may differ): two all_sums, each value exact.
 std::vector<double> concatenated(Communicator* comm, const std::vector<double>& mine) {
@@ -30,9 +31,6 @@ std::vector<double> concatenated(Communicator* comm, const std::vector<double>& 
   combine_shares(comm, all);
   return all;
 }
-
-// What BinnedStatistic adds up over problems: their sum (L_p), or their largest (maximum).
-double combined(double total, double value, bool maximum) { return maximum ? std::max(total, value) : total + value; }
 
 }  // namespace
 
