@@ -4,7 +4,8 @@
 //   ecekde_accuracy table       N SETS K...    every estimator, every model, at n = N
 //   ecekde_accuracy convergence SETS K N...    crossfit (and paper up to n = 10,000) over n
 //   ecekde_accuracy coverage    SETS N K...    crossfit intervals over many data sets
-//   ecekde_accuracy cells       SETS           crossfit on few distinct predictions: mean and coverage
+//   ecekde_accuracy cells       SETS [DRAWS]   crossfit on few distinct predictions: mean and coverage, for
+//                                              DRAWS models of each shape (draw d: cell seed + 1000 d; 1)
 // Data set s of a model uses seed 1000 + s; the truths use 2^22 Monte Carlo draws.
 #include <chrono>
 #include <cstdio>
@@ -90,16 +91,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "cells" && argc > 2) {
-    const std::size_t sets = std::stoul(argv[2]);
+    const std::size_t sets = std::stoul(argv[2]), draws = argc > 3 ? std::stoul(argv[3]) : 1;
     struct Spec {
       std::size_t cells, k;
       double gamma;
       std::size_t n;
     };
-    std::fprintf(out, "cells,k,gamma,n,type,p,truth,mean,coverage\n");
+    std::fprintf(out, "cells,k,gamma,n,draw,type,p,truth,mean,coverage\n");
     for (const Spec spec : {Spec{2, 2, 1.8, 1000}, Spec{3, 2, 1.8, 2000}, Spec{3, 3, 1.8, 1000}, Spec{3, 3, 1.0, 1000},
-                            Spec{5, 3, 1.8, 2000}, Spec{5, 3, 0.6, 2000}, Spec{4, 4, 1.8, 4000}, Spec{10, 3, 1.8, 2000}}) {
-      const research::CellModel m = research::cell_model(spec.cells, spec.k, spec.gamma, 31 * spec.cells + spec.k);
+                            Spec{5, 3, 1.8, 2000}, Spec{5, 3, 0.6, 2000}, Spec{4, 4, 1.8, 4000}, Spec{10, 3, 1.8, 2000}})
+    for (std::size_t draw = 0; draw < draws; ++draw) {
+      const research::CellModel m =
+          research::cell_model(spec.cells, spec.k, spec.gamma, 31 * spec.cells + spec.k + 1000 * draw);
       std::vector<research::ZooData> data;
       for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, spec.n, 1000 + s));
       for (CalibrationType t : kTypes)
@@ -115,7 +118,7 @@ int main(int argc, char** argv) {
             mean += r.ce_pow_p / static_cast<double>(sets);
             covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
           }
-          std::fprintf(out, "%zu,%zu,%g,%zu,%s,%g,%.6g,%.6g,%.4f\n", spec.cells, spec.k, spec.gamma, spec.n,
+          std::fprintf(out, "%zu,%zu,%g,%zu,%zu,%s,%g,%.6g,%.6g,%.4f\n", spec.cells, spec.k, spec.gamma, spec.n, draw,
                        std::string(to_string(t)).c_str(), p, target, mean, covered / static_cast<double>(sets));
           std::fflush(out);
         }

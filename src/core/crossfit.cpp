@@ -24,6 +24,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "core/logit_fit.hpp"
@@ -170,49 +171,70 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
   }
 }
 
-// Fits the design with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
+// The design each fold's pilot is fitted on: one for every fold (one-dimensional problems), or one per
+// fold (the canonical pilot, whose top-label feature is itself fitted without the fold).
+struct FoldDesigns {
+  std::vector<LogitDesign> designs;
+  const LogitDesign& of(std::size_t fold) const { return designs[designs.size() == 1 ? 0 : fold]; }
+};
+
+// Fits the designs with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
-// share and the pilots are combined), stopped by `control` between Newton steps.
-void crossfit_pilot(Problem& pr, LogitDesign design, const TileKernels& kernels,
-                    const std::vector<std::size_t>& fold_of_input, std::size_t folds, int threads,
-                    const RunControl* control, Communicator* comm = nullptr) {
+// share and the pilots are combined), stopped by `control` between Newton steps. Returns every fold's
+// parameters (on every rank). A design shared by the folds keeps its rows once; a fold's own design
+// keeps them while it is fitted, within the same memory.
+std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
+                                                const std::vector<std::size_t>& fold_of_input, std::size_t folds,
+                                                int threads, const RunControl* control, Communicator* comm = nullptr) {
   const LabelledPoints& lp = *pr.lp;
-  const std::size_t n = lp.points.n;
-  cache_rows(design, n, kMaxCachedDesign);
+  const std::size_t n = lp.points.n, parameters = designs.of(0).parameters();
+  const bool shared = designs.designs.size() == 1;
+  const std::size_t lanes = static_cast<std::size_t>(std::clamp<int>(threads, 1, static_cast<int>(folds)));
+  if (shared) cache_rows(designs.designs[0], n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
   const auto& held_out = split.held_out;
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
-  auto fit = [&](std::size_t f, std::span<const double> start) {
-    return train[f].empty() ? std::vector<double>(design.parameters(), 0.0)
-                            : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start);
+  auto fit = [&](std::size_t f, std::span<const double> start, bool predict) {
+    LogitDesign design = designs.of(f);
+    if (!shared && !train[f].empty()) cache_rows(design, n, kMaxCachedDesign / lanes);
+    std::vector<double> theta = train[f].empty()
+                                    ? std::vector<double>(parameters, 0.0)
+                                    : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start);
+    if (predict) predict_pilot(pr, design, theta, held_out[f]);
+    return theta;
   };
   // Fold 0 is fitted first (on every rank), and the other folds start from its solution: their training
   // rows overlap by about 3/4, so Newton needs a few steps from there instead of about ten from the
   // offsets. Each fit still runs to the Newton decrement's rounding floor.
-  const std::vector<double> first = fit(0, {});
   const Share mine = share_of(folds, comm);
+  std::vector<std::vector<double>> theta(folds, std::vector<double>(parameters, 0.0));
+  std::vector<double> first = fit(0, {}, mine.begin == 0 && mine.size() > 0);
   parallel_for(
       mine.size(), threads,
       [&](std::size_t own_fold, int) {
         const std::size_t f = mine.begin + own_fold;
-        if (held_out[f].empty()) return;
-        predict_pilot(pr, design, f == 0 ? first : fit(f, first), held_out[f]);
+        if (f > 0 && !held_out[f].empty()) theta[f] = fit(f, first, true);
       },
       control);
   combine_shares(comm, pr.pilot);
+  for (std::size_t f = 1; f < folds; ++f) combine_shares(comm, theta[f]);
+  theta[0] = std::move(first);
+  return theta;
 }
 
 // crossfit_pilot() when each rank holds only its own rows (own_rows): every fold is fitted on all ranks'
 // training rows, one fold after another on the calling thread (each objective's sums combined over the
-// ranks), and each rank predicts its own held-out rows.
-void crossfit_pilot_on_ring(Problem& pr, LogitDesign design, const TileKernels& kernels,
-                            const std::vector<std::size_t>& fold_of_input, std::size_t folds,
-                            const RunControl* control, Communicator* ranks) {
+// ranks), and each rank predicts its own held-out rows. Returns every fold's parameters.
+std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
+                                                        const std::vector<std::size_t>& fold_of_input,
+                                                        std::size_t folds, const RunControl* control,
+                                                        Communicator* ranks) {
   const LabelledPoints& lp = *pr.lp;
-  cache_rows(design, lp.points.n, kMaxCachedDesign);
+  const bool shared = designs.designs.size() == 1;
+  if (shared) cache_rows(designs.designs[0], lp.points.n, kMaxCachedDesign);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
@@ -220,12 +242,16 @@ void crossfit_pilot_on_ring(Problem& pr, LogitDesign design, const TileKernels& 
   std::vector<double> training(folds);
   for (std::size_t f = 0; f < folds; ++f) training[f] = static_cast<double>(train[f].size());
   combine_shares(ranks, training);
-  auto fit = [&](std::size_t f, std::span<const double> start) {
-    return training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
-                            : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start, ranks);
-  };
-  const std::vector<double> first = fit(0, {});
-  for (std::size_t f = 0; f < folds; ++f) predict_pilot(pr, design, f == 0 ? first : fit(f, first), held_out[f]);
+  std::vector<std::vector<double>> theta(folds);
+  for (std::size_t f = 0; f < folds; ++f) {
+    LogitDesign design = designs.of(f);
+    if (!shared) cache_rows(design, lp.points.n, kMaxCachedDesign);
+    theta[f] = training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
+                                : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control,
+                                            f == 0 ? std::span<const double>{} : theta[0], ranks);
+    predict_pilot(pr, design, theta[f], held_out[f]);
+  }
+  return theta;
 }
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
@@ -250,18 +276,22 @@ LogitDesign beta_design(const LabelledPoints& lp, Communicator* ranks = nullptr)
   return d;
 }
 
-// The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
-// moves the top class's probability to the cross-fitted top-label pilot top_fit (input row order)
-// and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by the
-// classes, bends every probability alike. A row's probabilities are read from the input's rows (`pred`,
-// the same values as lp's points, which holds them transposed: a row's K values n apart).
-LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<double>& top_fit,
-                             Communicator* ranks = nullptr) {
-  const std::size_t K = lp.classes, n = lp.points.n;
+// The canonical pilot's spline in logit f, over every probability of the input (no labels).
+std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pred, Communicator* ranks = nullptr) {
   std::vector<double> t;
-  t.reserve(n * K);
+  t.reserve(pred.f.size());
   for (double f : pred.f) t.push_back(logit(f, 1 - f));  // the spline sorts them: any order
-  auto spline = std::make_shared<const LogitSpline>(std::move(t), ranks);
+  return std::make_shared<const LogitSpline>(std::move(t), ranks);
+}
+
+// The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
+// moves the top class's probability to a top-label pilot's value top_fit (input row order) and rescales
+// the others in proportion (gamma = 1 does exactly that), and the spline, shared by the classes, bends
+// every probability alike. A row's probabilities are read from the input's rows (`pred`, the same values
+// as lp's points, which holds them transposed: a row's K values n apart).
+LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
+                             std::shared_ptr<const LogitSpline> spline, const std::vector<double>& top_fit) {
+  const std::size_t K = lp.classes;
   LogitDesign d;
   d.L = K;
   d.D = 2 + LogitSpline::kFunctions;
@@ -698,25 +728,35 @@ double pilot_work(std::size_t count, std::size_t n) {
   return static_cast<double>(count) * static_cast<double>(n) * kPilotRowWork;
 }
 
-// The one-dimensional problem's cross-fitted pilot, in input row order: the canonical pilot's top-label
-// feature. Not its kernel-corrected estimate: a row's leave-one-out correction is its neighbours' labels
-// without its own, so among rows with the same prediction the feature took one value per label, and a
-// pilot fitted on such rows learned its labels from it (perfect separation) and passed each held-out
-// row's own label into its neighbours' pilots. With few distinct predictions canonical figures then read
-// up to 5 times their truth (docs/validation.md, 7.8). A cross-fitted pilot never sees its own fold's labels.
-std::vector<double> top_label_pilot(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
-                                    std::size_t fold_count, const SweepPlan& plan, const RingLayout* ring) {
+// The canonical pilot's top-label feature for each fold's fit: the one-dimensional problem's pilot fitted
+// without that fold, at every row (input row order). Not its kernel-corrected estimate: a row's
+// leave-one-out correction is its neighbours' labels without its own, so among rows with the same
+// prediction the feature took one value per label, and a pilot fitted on such rows learned its labels
+// from it (perfect separation) and passed each held-out row's own label into its neighbours' pilots. With
+// few distinct predictions canonical figures then read up to 5 times their truth (docs/validation.md,
+// 7.8). Nor one cross-fitted value per row: a training row's value was then fitted on the held-out fold's
+// labels, which the canonical fit learned back (tied rows spread over the folds read a calibrated
+// three-cell model at CE_1 = 0.08). Fold f's canonical fit sees no label of fold f, directly or not.
+std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
+                                                    std::size_t fold_count, const SweepPlan& plan,
+                                                    const RingLayout* ring) {
   std::vector<Problem> problems{make_problem(lp)};
-  WorkLedger::start(plan.control, pilot_work(1, lp.points.n));
-  if (ring)
-    crossfit_pilot_on_ring(problems[0], beta_design(lp, ring->comm), *plan.kernels, folds, fold_count, plan.control,
-                           ring->comm);
-  else
-    crossfit_pilot(problems[0], beta_design(lp), *plan.kernels, folds, fold_count, plan.threads, plan.control,
-                   plan.communicator);
-  WorkLedger::done(plan.control, pilot_work(1, lp.points.n));
-  std::vector<double> out(lp.points.n);
-  for (std::size_t j = 0; j < lp.points.n; ++j) out[lp.original[j]] = problems[0].pilot[j];
+  const std::size_t n = lp.points.n;
+  WorkLedger::start(plan.control, pilot_work(1, n));
+  const LogitDesign design = beta_design(lp, ring ? ring->comm : nullptr);
+  const std::vector<std::vector<double>> theta =
+      ring ? crossfit_pilot_on_ring(problems[0], {{design}}, *plan.kernels, folds, fold_count, plan.control, ring->comm)
+           : crossfit_pilot(problems[0], {{design}}, *plan.kernels, folds, fold_count, plan.threads, plan.control,
+                            plan.communicator);
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  std::vector<double> prob(2 * n);
+  std::vector<std::vector<double>> out(fold_count, std::vector<double>(n));
+  for (std::size_t f = 0; f < fold_count; ++f) {
+    predict_logit(design, theta[f], rows, prob.data());
+    for (std::size_t j = 0; j < n; ++j) out[f][lp.original[j]] = prob[2 * j + 1];
+  }
+  WorkLedger::done(plan.control, pilot_work(1, n));
   return out;
 }
 
@@ -726,18 +766,37 @@ std::string count_text(std::size_t count, const char* what) {
 
 }  // namespace
 
-std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds) {
-  std::vector<std::size_t> fold(pred.n);
+std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds, const RingLayout* ring) {
+  std::vector<std::uint64_t> hashes(pred.n);
   const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {
     std::uint64_t h = 0x63726f7373666974ULL;
     for (std::size_t c = first; c < pred.k; ++c) {
+      // Rounded to float: the same predictions read from float32 or float64 files share their folds.
+      const double rounded = static_cast<float>(pred.f[j * pred.k + c]);
       std::uint64_t bits;
-      std::memcpy(&bits, &pred.f[j * pred.k + c], sizeof bits);
+      std::memcpy(&bits, &rounded, sizeof bits);
       h = Rng(h ^ bits).next();  // seeding mixes the bits (splitmix64)
     }
-    fold[j] = static_cast<std::size_t>(h % folds);
+    hashes[j] = h;
   }
+  // How many rows with each of this rank's hashes came before its first row, on the earlier ranks.
+  std::unordered_map<std::uint64_t, std::size_t> dealt;
+  for (std::uint64_t h : hashes) dealt.emplace(h, 0);
+  if (ring && split_across(ring->comm)) {
+    std::vector<double> halves(2 * ring->n, 0.0);  // each hash as two exact 32-bit halves
+    for (std::size_t j = 0; j < pred.n; ++j) {
+      halves[2 * (ring->first + j)] = static_cast<double>(hashes[j] >> 32);
+      halves[2 * (ring->first + j) + 1] = static_cast<double>(hashes[j] & 0xffffffffULL);
+    }
+    combine_shares(ring->comm, halves);
+    for (std::size_t r = 0; r < ring->first; ++r) {
+      const auto h = (static_cast<std::uint64_t>(halves[2 * r]) << 32) | static_cast<std::uint64_t>(halves[2 * r + 1]);
+      if (const auto at = dealt.find(h); at != dealt.end()) ++at->second;
+    }
+  }
+  std::vector<std::size_t> fold(pred.n);
+  for (std::size_t j = 0; j < pred.n; ++j) fold[j] = (hashes[j] % folds + dealt[hashes[j]]++ % folds) % folds;
   return fold;
 }
 
@@ -756,18 +815,22 @@ namespace {
 // The kernel problems of `in` with their cross-fitted pilots; on a ring (own_rows: canonical only), of
 // this rank's rows, fitted on every rank's.
 std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
-  const std::vector<std::size_t> folds = in.folds.empty() ? folds_of(in.pred, options.folds) : in.folds;
+  const std::vector<std::size_t> folds = in.folds.empty() ? folds_of(in.pred, options.folds, ring) : in.folds;
   std::vector<Problem> problems;
   for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
-    const std::vector<double> top_fit = top_label_pilot(top[0], folds, options.folds, in.plan, ring);
+    const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
+    const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
+    FoldDesigns designs;
+    for (const std::vector<double>& feature : features)
+      designs.designs.push_back(canonical_design(in.problems[0], in.pred, spline, feature));
     if (ring)
-      crossfit_pilot_on_ring(problems[0], canonical_design(in.problems[0], in.pred, top_fit, ring->comm),
-                             *in.plan.kernels, folds, options.folds, in.plan.control, ring->comm);
+      crossfit_pilot_on_ring(problems[0], std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.control,
+                             ring->comm);
     else
-      crossfit_pilot(problems[0], canonical_design(in.problems[0], in.pred, top_fit), *in.plan.kernels, folds,
-                     options.folds, in.plan.threads, in.plan.control, in.plan.communicator);
+      crossfit_pilot(problems[0], std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.threads,
+                     in.plan.control, in.plan.communicator);
   } else {
     ECEKDE_ASSERT(!ring);
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
@@ -783,7 +846,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
           Problem& pr = problems[mine.begin + own];
-          crossfit_pilot(pr, beta_design(*pr.lp), *in.plan.kernels, folds, options.folds, 1, in.plan.control,
+          crossfit_pilot(pr, {{beta_design(*pr.lp)}}, *in.plan.kernels, folds, options.folds, 1, in.plan.control,
                          by_problem ? nullptr : comm);
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },

@@ -19,14 +19,18 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
 /// values for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.
 std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options);
 
-/// Each input row's crossfit fold (of `folds`), from a hash of the row's probabilities alone: the
-/// assignment does not depend on the order of the rows (permuting samples permutes the folds with them),
-/// and rows with the same prediction share a fold whatever their labels. Hashing the label too made the
-/// fold, among tied rows, a function of the label: a row's pilot was then fitted on its ties of the other
-/// label only, biased against its own (a constant calibrated prediction [0.5, 0.5] read CE_1 = 1, the
-/// largest possible). With two columns only the last is hashed, so that [1 - p, p] and the one column p
-/// share their folds.
-std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds);
+/// Each input row's crossfit fold (of `folds`), from a hash of the row's probabilities (each rounded to
+/// float, so that float32 and float64 copies of a prediction agree) and, among rows with the same
+/// prediction, their order: the first row of a prediction takes its hash's fold and the later ones the
+/// next folds in turn. Rows with distinct predictions keep their folds whatever the order of the rows.
+/// Tied rows are dealt out rather than sharing a fold: a classifier with a few distinct outputs had each
+/// output's rows in one fold, so every pilot was fitted without the cells it was used on, and the
+/// estimate read up to 45% low depending on which cells the hash put together (docs/validation.md, 7.8).
+/// Never by label: that made a row's pilot fitted on its ties of the other label only (a constant
+/// calibrated prediction [0.5, 0.5] read CE_1 = 1). With two columns only the last is hashed, so that
+/// [1 - p, p] and the one column p share their folds. On a ring (own_rows), `pred` holds this rank's rows
+/// and the turns count the earlier ranks' rows (every rank's hashes are gathered: 16 bytes a row).
+std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds, const RingLayout* ring = nullptr);
 
 /// The two-sided standard normal quantile z with P(|Z| <= z) = level, for level in (0, 1).
 double normal_quantile(double level);

@@ -97,7 +97,7 @@ std::pair<double, double> positive_draws(const CheckedPredictions& pred, Calibra
 OneDimensionalRing gathered_problem(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
                                     const ExecutionOptions& execution, bool draws) {
   const LabelledPoints local = make_problems(pred, options.type)[0];
-  const std::vector<std::size_t> folds = folds_of(pred, options.folds);
+  const std::vector<std::size_t> folds = folds_of(pred, options.folds, &at);
   const std::size_t width = draws ? 6 : 4;  // s, rest, label, fold; the draws' bounds
   std::vector<double> rows(at.n * width, 0.0), running(pred.k);
   for (std::size_t j = 0; j < local.points.n; ++j) {
@@ -147,7 +147,7 @@ OneDimensionalRing owned_marginal_problems(const RingLayout& at, const CheckedPr
   std::vector<double> block(2 + at.largest * width, 0.0);
   {
     const MarginalRows local = marginal_rows(pred, threads);
-    const std::vector<std::size_t> folds = folds_of(pred, options.folds);
+    const std::vector<std::size_t> folds = folds_of(pred, options.folds, &at);
     block[0] = static_cast<double>(at.own);
     block[1] = static_cast<double>(at.first);
     for (std::size_t i = 0; i < at.own; ++i) {

@@ -13,11 +13,13 @@
 #include "core/kernels.hpp"
 #include "core/logit_fit.hpp"
 #include "core/reducers.hpp"
+#include "core/ring.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/run_control.hpp"
 #include "expect_error.hpp"
 #include "generate.hpp"
 #include "oracle.hpp"
+#include "thread_ranks.hpp"
 
 namespace {
 
@@ -381,6 +383,107 @@ TEST(Crossfit, TiedPredictionsReadTheirTrueError) {
     const ecekde::Result r = run(d, options(CalibrationType::canonical, std::nullopt, 1));
     EXPECT_LE(std::fabs(r.ce_pow_p - truth), 3 * r.standard_error + 1e-3)
         << "gamma " << gamma << ": " << r.ce_pow_p << " against " << truth << " (se " << r.standard_error << ")";
+  }
+}
+
+ecekde::detail::CheckedPredictions checked(const oracle::Data& d, std::size_t first = 0, std::size_t rows = 0) {
+  if (rows == 0) rows = d.n - first;
+  ecekde::detail::CheckedPredictions pred;
+  pred.n = rows;
+  pred.k = d.k;
+  pred.f.assign(d.f.begin() + static_cast<std::ptrdiff_t>(first * d.k),
+                d.f.begin() + static_cast<std::ptrdiff_t>((first + rows) * d.k));
+  pred.y.assign(d.y.begin() + static_cast<std::ptrdiff_t>(first), d.y.begin() + static_cast<std::ptrdiff_t>(first + rows));
+  return pred;
+}
+
+// Predictions where every third row repeats one of four vectors (cells of tied rows) and the others are
+// distinct.
+oracle::Data with_cells(std::size_t n, std::size_t k, std::uint64_t seed) {
+  oracle::Data d = testdata::softmax_predictions(n, k, seed, 2.0, 1.4);
+  for (std::size_t j = 3; j < n; j += 3)
+    std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 3 % 4) * k), k, d.f.begin() + static_cast<std::ptrdiff_t>(j * k));
+  return d;
+}
+
+// Tied rows are dealt to the folds in turn (so every fold's pilot sees every cell), by their order and
+// never by their labels; distinct rows keep a fold of their own probabilities whatever the order; a
+// float32 copy of the predictions has the same folds; on a ring, each rank's folds are alone's.
+TEST(Crossfit, TiedRowsAreDealtToTheFoldsInTurn) {
+  constexpr std::size_t kFolds = 5;
+  oracle::Data constant = testdata::zeroed(1003, 3);
+  for (std::size_t j = 0; j < constant.n; ++j) {
+    constant.f[3 * j] = 0.2, constant.f[3 * j + 1] = 0.3, constant.f[3 * j + 2] = 0.5;
+    constant.y[j] = static_cast<std::int64_t>(j % 5 == 0);  // a label pattern with the folds' period
+  }
+  const std::vector<std::size_t> folds = ecekde::detail::folds_of(checked(constant), kFolds);
+  for (std::size_t j = 0; j + 1 < constant.n; ++j) EXPECT_EQ(folds[j + 1], (folds[j] + 1) % kFolds) << "row " << j;
+
+  const oracle::Data d = with_cells(240, 4, 17);
+  const std::vector<std::size_t> base = ecekde::detail::folds_of(checked(d), kFolds);
+  std::vector<std::size_t> count(kFolds);
+  for (std::size_t j = 3; j < d.n; j += 3) ++count[base[j]];
+  for (std::size_t f = 0; f < kFolds; ++f) EXPECT_NEAR(count[f], (d.n / 3 - 1) / kFolds, 4) << "fold " << f;
+
+  oracle::Data swapped = d;  // two distinct rows at a time swap places: their folds swap with them
+  for (std::size_t a = 1, b = d.n - 1; a < b; a += (a % 3 == 2 ? 2 : 1), b -= (b % 3 == 1 ? 2 : 1)) {
+    std::swap_ranges(swapped.f.begin() + static_cast<std::ptrdiff_t>(a * d.k),
+                     swapped.f.begin() + static_cast<std::ptrdiff_t>((a + 1) * d.k),
+                     swapped.f.begin() + static_cast<std::ptrdiff_t>(b * d.k));
+    const std::vector<std::size_t> turned = ecekde::detail::folds_of(checked(swapped), kFolds);
+    EXPECT_EQ(turned[a], base[b]) << "rows " << a << ", " << b;
+    EXPECT_EQ(turned[b], base[a]) << "rows " << a << ", " << b;
+    std::swap_ranges(swapped.f.begin() + static_cast<std::ptrdiff_t>(a * d.k),
+                     swapped.f.begin() + static_cast<std::ptrdiff_t>((a + 1) * d.k),
+                     swapped.f.begin() + static_cast<std::ptrdiff_t>(b * d.k));
+  }
+
+  oracle::Data single = d;
+  for (double& v : single.f) v = static_cast<float>(v);
+  EXPECT_EQ(ecekde::detail::folds_of(checked(single), kFolds), base);
+
+  for (int ranks : {1, 2, 3, 4}) {
+    ecekde::testing::ThreadRanks group(ranks);
+    group.run([&](int rank, ecekde::Communicator& comm) {
+      const std::size_t first = d.n * static_cast<std::size_t>(rank) / static_cast<std::size_t>(ranks),
+                        last = d.n * static_cast<std::size_t>(rank + 1) / static_cast<std::size_t>(ranks);
+      const ecekde::detail::RingLayout at = ecekde::detail::ring_layout(&comm, last - first, d.k);
+      const std::vector<std::size_t> mine = ecekde::detail::folds_of(checked(d, first, last - first), kFolds, &at);
+      EXPECT_TRUE(std::equal(mine.begin(), mine.end(), base.begin() + static_cast<std::ptrdiff_t>(first)))
+          << ranks << " ranks, rank " << rank;
+    });
+  }
+}
+
+// Cross-fitting's promise: a row's pilot is fitted without its fold's labels, directly or through a
+// feature (the canonical pilot's top-label feature is itself a fit, made without the same fold). Changing
+// one fold's labels leaves that fold's pilots as they were (to the rounding of the fits' sums, which
+// follow the label-sorted order) and moves the others'.
+TEST(Crossfit, AFoldsPilotsNeverSeeItsLabels) {
+  for (std::size_t k : {2, 4}) {
+    const oracle::Data d = with_cells(300, k, 60 + k);
+    const std::vector<std::size_t> folds = ecekde::detail::folds_of(checked(d), 5);
+    oracle::Data relabelled = d;
+    for (std::size_t j = 0; j < d.n; ++j)
+      if (folds[j] == 2) relabelled.y[j] = (d.y[j] + 1) % static_cast<std::int64_t>(k);
+    for (CalibrationType type : types_for(k)) {
+      const ecekde::EstimateOptions o = options(type, std::nullopt, 1.0);
+      auto pilots_of = [&](const oracle::Data& data) {
+        const auto in = ecekde::detail::prepare(view(data), ecekde::LabelsView(data.y), type, false, o.execution, true);
+        return ecekde::detail::crossfit_pilots(in, o);
+      };
+      const auto before = pilots_of(d), after = pilots_of(relabelled);
+      ASSERT_EQ(before.size(), after.size());
+      double held = 0, others = 0;
+      for (std::size_t q = 0; q < before.size(); ++q) {
+        const std::size_t depth = before[q].size() / d.n;
+        for (std::size_t v = 0; v < before[q].size(); ++v)
+          (folds[v / depth] == 2 ? held : others) =
+              std::max(folds[v / depth] == 2 ? held : others, std::fabs(before[q][v] - after[q][v]));
+      }
+      EXPECT_LT(held, 1e-9) << "K " << k << " " << ecekde::to_string(type);
+      EXPECT_GT(others, 1e-4) << "K " << k << " " << ecekde::to_string(type);
+    }
   }
 }
 

@@ -165,10 +165,14 @@ TEST(Ring, CrossfitMatchesAlone) {
     std::size_t n, k;
     std::optional<double> h;
     std::size_t max_rows;
+    bool tied = false;  // every other row one of three vectors: tied rows on every rank, dealt to the folds in turn
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
-                        Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}}) {
-    const oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+                        Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true}}) {
+    oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+    for (std::size_t j = 2; c.tied && j < c.n; j += 2)
+      std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 2 % 3) * c.k), c.k,
+                  d.f.begin() + static_cast<std::ptrdiff_t>(j * c.k));
     ecekde::EstimateOptions o = paper_canonical();
     o.estimator = Estimator::crossfit;
     o.bandwidth = c.h;
@@ -181,6 +185,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     ASSERT_EQ(alone.selection.has_value(), !c.h);
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
+                               (c.tied ? ", tied rows" : "") +
                                ", max_rows " + std::to_string(c.max_rows) + ", " + std::to_string(ranks) + " ranks";
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what << ": " << r.ce_pow_p << " vs " << alone.ce_pow_p;
