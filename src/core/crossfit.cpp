@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -172,35 +173,41 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
   }
 }
 
-// The design each fold's pilot is fitted on: one for every fold (one-dimensional problems), or one per
-// fold (the canonical pilot, whose top-label feature is itself fitted without the fold).
+// The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), or the
+// shared design with a few features rewritten per fold (`adjust`, one per fold: the canonical pilot's
+// top-label feature, itself fitted without the fold). The folds share one table of rows either way.
 struct FoldDesigns {
-  std::vector<LogitDesign> designs;
-  const LogitDesign& of(std::size_t fold) const { return designs[designs.size() == 1 ? 0 : fold]; }
+  LogitDesign shared;
+  std::vector<std::function<void(std::size_t, double*)>> adjust;
+
+  FoldDesigns(LogitDesign every_fold, std::vector<std::function<void(std::size_t, double*)>> per_fold = {})
+      : shared(std::move(every_fold)), adjust(std::move(per_fold)) {}
+
+  LogitDesign of(std::size_t fold) const {
+    LogitDesign d = shared;
+    if (!adjust.empty()) d.adjust = adjust[fold];
+    return d;
+  }
 };
 
 // Fits the designs with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
 // share and the pilots are combined), stopped by `control` between Newton steps. Returns every fold's
-// parameters (on every rank). A design shared by the folds keeps its rows once; a fold's own design
-// keeps them while it is fitted, within the same memory.
+// parameters (on every rank).
 std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                 const std::vector<std::size_t>& fold_of_input, std::size_t folds,
                                                 int threads, const RunControl* control, Communicator* comm = nullptr) {
   const LabelledPoints& lp = *pr.lp;
-  const std::size_t n = lp.points.n, parameters = designs.of(0).parameters();
-  const bool shared = designs.designs.size() == 1;
-  const std::size_t lanes = static_cast<std::size_t>(std::clamp<int>(threads, 1, static_cast<int>(folds)));
-  if (shared) cache_rows(designs.designs[0], n, kMaxCachedDesign);
+  const std::size_t n = lp.points.n, parameters = designs.shared.parameters();
+  cache_rows(designs.shared, n, kMaxCachedDesign);
   pr.pilot.assign(n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
   const auto& held_out = split.held_out;
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
   auto fit = [&](std::size_t f, std::span<const double> start, bool predict) {
-    LogitDesign design = designs.of(f);
-    if (!shared && !train[f].empty()) cache_rows(design, n, kMaxCachedDesign / lanes);
+    const LogitDesign design = designs.of(f);
     std::vector<double> theta = train[f].empty()
                                     ? std::vector<double>(parameters, 0.0)
                                     : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start);
@@ -234,8 +241,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                                         std::size_t folds, const RunControl* control,
                                                         Communicator* ranks) {
   const LabelledPoints& lp = *pr.lp;
-  const bool shared = designs.designs.size() == 1;
-  if (shared) cache_rows(designs.designs[0], lp.points.n, kMaxCachedDesign);
+  cache_rows(designs.shared, lp.points.n, kMaxCachedDesign);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
@@ -245,8 +251,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
   combine_shares(ranks, training);
   std::vector<std::vector<double>> theta(folds);
   for (std::size_t f = 0; f < folds; ++f) {
-    LogitDesign design = designs.of(f);
-    if (!shared) cache_rows(design, lp.points.n, kMaxCachedDesign);
+    const LogitDesign design = designs.of(f);
     theta[f] = training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
                                 : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control,
                                             f == 0 ? std::span<const double>{} : theta[0], ranks);
@@ -286,38 +291,64 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 }
 
 // The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
-// moves the top class's probability to a top-label pilot's value top_fit (input row order) and rescales
-// the others in proportion (gamma = 1 does exactly that), and the spline, shared by the classes, bends
-// every probability alike. A row's probabilities are read from the input's rows (`pred`, the same values
-// as lp's points, which holds them transposed: a row's K values n apart).
+// moves the top class's probability to a top-label pilot's value (top_label_adjustment(): each fold's
+// own) and rescales the others in proportion (gamma = 1 does exactly that), and the spline, shared by
+// the classes, bends every probability alike. A row's probabilities are read from the input's rows
+// (`pred`, the same values as lp's points, which holds them transposed: a row's K values n apart). The
+// rows leave t_j at 0 for the adjustment to write.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
-                             std::shared_ptr<const LogitSpline> spline, const std::vector<double>& top_fit) {
-  const std::size_t K = lp.classes;
+                             std::shared_ptr<const LogitSpline> spline) {
   LogitDesign d;
-  d.L = K;
+  d.L = lp.classes;
   d.D = 2 + LogitSpline::kFunctions;
-  d.class_bias = K <= kMaxClassBiases;
-  d.row = [&lp, &pred, &top_fit, spline, D = d.D](std::size_t j, double* offset, double* x) {
+  d.class_bias = lp.classes <= kMaxClassBiases;
+  d.row = [&lp, &pred, spline, D = d.D](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
-    std::size_t top = 0;
-    for (std::size_t c = 1; c < K; ++c)
-      if (f[c] > f[top]) top = c;
+    const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
     double rest = 0;
     for (std::size_t c = 0; c < K; ++c)
       if (c != top) rest += f[c];
-    const double s = f[top], t = top_fit[lp.original[j]];
-    const double up = safe_log(t, kFeatureFloor) - safe_log(s, kFeatureFloor);
-    const double down = safe_log(1 - t, kFeatureFloor) - safe_log(rest, kFeatureFloor);
     for (std::size_t c = 0; c < K; ++c) {
       const double log_f = safe_log(f[c], kFeatureFloor);  // logit(f, r) = log_f - safe_log(r)
       offset[c] = lp.points.log_x[j * K + c];
       x[D * c] = log_f;
-      x[D * c + 1] = c == top ? up : down;
+      x[D * c + 1] = 0;
       spline->basis(log_f - safe_log(c == top ? rest : 1 - f[c], kFeatureFloor), x + D * c + 2);
     }
   };
   return d;
+}
+
+// Each fold's adjustment of the canonical design (LogitDesign::adjust): t_j from that fold's top-label
+// feature (input row order), log t - log s for the top class s and log(1 - t) - log(rest) for the others.
+std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
+    const LabelledPoints& lp, const CheckedPredictions& pred, const LogitDesign& design,
+    const std::vector<std::vector<double>>& features) {
+  struct Top {
+    std::size_t top;
+    double log_s, log_rest;
+  };
+  const std::size_t K = lp.classes;
+  auto tops = std::make_shared<std::vector<Top>>(lp.points.n);
+  for (std::size_t j = 0; j < lp.points.n; ++j) {
+    const double* f = pred.f.data() + lp.original[j] * K;
+    const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
+    double rest = 0;
+    for (std::size_t c = 0; c < K; ++c)
+      if (c != top) rest += f[c];
+    (*tops)[j] = {top, safe_log(f[top], kFeatureFloor), safe_log(rest, kFeatureFloor)};
+  }
+  std::vector<std::function<void(std::size_t, double*)>> out;
+  for (const std::vector<double>& feature : features)
+    out.emplace_back([&lp, &feature, tops, L = design.L, D = design.D](std::size_t j, double* row) {
+      const Top& r = (*tops)[j];
+      const double t = feature[lp.original[j]];
+      const double up = safe_log(t, kFeatureFloor) - r.log_s, down = safe_log(1 - t, kFeatureFloor) - r.log_rest;
+      double* x = row + L;
+      for (std::size_t c = 0; c < L; ++c) x[D * c + 1] = c == r.top ? up : down;
+    });
+  return out;
 }
 
 // The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the evaluated rows
@@ -746,9 +777,10 @@ std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, co
   WorkLedger::start(plan.control, pilot_work(1, n));
   const LogitDesign design = beta_design(lp, ring ? ring->comm : nullptr);
   const std::vector<std::vector<double>> theta =
-      ring ? crossfit_pilot_on_ring(problems[0], {{design}}, *plan.kernels, folds, fold_count, plan.control, ring->comm)
-           : crossfit_pilot(problems[0], {{design}}, *plan.kernels, folds, fold_count, plan.threads, plan.control,
-                            plan.communicator);
+      ring ? crossfit_pilot_on_ring(problems[0], FoldDesigns(design), *plan.kernels, folds, fold_count, plan.control,
+                                    ring->comm)
+           : crossfit_pilot(problems[0], FoldDesigns(design), *plan.kernels, folds, fold_count, plan.threads,
+                            plan.control, plan.communicator);
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   std::vector<double> prob(2 * n);
@@ -822,10 +854,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
-    const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
-    FoldDesigns designs;
-    for (const std::vector<double>& feature : features)
-      designs.designs.push_back(canonical_design(in.problems[0], in.pred, spline, feature));
+    const LogitDesign design = canonical_design(in.problems[0], in.pred, canonical_spline(in.pred, ring ? ring->comm : nullptr));
+    FoldDesigns designs(design, top_label_adjustment(in.problems[0], in.pred, design, features));
     if (ring)
       crossfit_pilot_on_ring(problems[0], std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.control,
                              ring->comm);
@@ -847,7 +877,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
           Problem& pr = problems[mine.begin + own];
-          crossfit_pilot(pr, {{beta_design(*pr.lp)}}, *in.plan.kernels, folds, options.folds, 1, in.plan.control,
+          crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp)), *in.plan.kernels, folds, options.folds, 1, in.plan.control,
                          by_problem ? nullptr : comm);
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },

@@ -42,10 +42,14 @@ double row_probabilities(const LogitDesign& d, std::span<const double> theta, co
 }
 
 // Row j's offsets (L values) followed by its features (L x D): from the design's table, or written into
-// `scratch` (row_size() values).
+// `scratch` (row_size() values); with an adjustment, always in `scratch`, adjusted.
 const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
-  if (d.table) return d.table->data() + j * d.row_size();
-  d.row(j, scratch.data(), scratch.data() + d.L);
+  if (d.table && !d.adjust) return d.table->data() + j * d.row_size();
+  if (d.table)
+    std::copy_n(d.table->data() + j * d.row_size(), d.row_size(), scratch.data());
+  else
+    d.row(j, scratch.data(), scratch.data() + d.L);
+  if (d.adjust) d.adjust(j, scratch.data());
   return scratch.data();
 }
 
@@ -258,6 +262,7 @@ void predict_logit(const LogitDesign& design, std::span<const double> theta, std
 
 void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values) {
   const std::size_t size = design.row_size();
+  ECEKDE_ASSERT(!design.adjust || !design.binary());
   if (design.table || n > max_values / size) return;
   auto table = std::make_shared<std::vector<double>>(n * size);
   for (std::size_t j = 0; j < n; ++j) design.row(j, table->data() + j * size, table->data() + j * size + design.L);

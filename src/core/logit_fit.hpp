@@ -24,6 +24,10 @@ struct LogitDesign {
   std::size_t L = 0, D = 0;
   bool class_bias = false;
   std::function<void(std::size_t j, double* offset, double* x)> row;
+  /// Optional: rewrites part of row j (offsets then features, as in `table`) after it is read, so that
+  /// designs differing in a few features (the folds of the canonical pilot) share one table. Not for
+  /// binary designs, whose differences are kept apart.
+  std::function<void(std::size_t j, double* row)> adjust;
   /// Every row's offsets then features (L + L D values per row), written once by cache_rows(): the fits
   /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots).
   std::shared_ptr<const std::vector<double>> table;
