@@ -282,6 +282,15 @@ LogitDesign beta_design(const LabelledPoints& lp, Communicator* ranks = nullptr)
   return d;
 }
 
+// A row's top class (the first of equal ones) and the sum of its other probabilities.
+std::pair<std::size_t, double> top_and_rest(const double* f, std::size_t K) {
+  const auto top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
+  double rest = 0;
+  for (std::size_t c = 0; c < K; ++c)
+    if (c != top) rest += f[c];
+  return {top, rest};
+}
+
 // The canonical pilot's spline in logit f, over every probability of the input (no labels).
 std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pred, Communicator* ranks = nullptr) {
   std::vector<double> t;
@@ -305,10 +314,7 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
   d.row = [&lp, &pred, spline, D = d.D](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
-    const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
-    double rest = 0;
-    for (std::size_t c = 0; c < K; ++c)
-      if (c != top) rest += f[c];
+    const auto [top, rest] = top_and_rest(f, K);
     for (std::size_t c = 0; c < K; ++c) {
       const double log_f = safe_log(f[c], kFeatureFloor);  // logit(f, r) = log_f - safe_log(r)
       offset[c] = lp.points.log_x[j * K + c];
@@ -333,10 +339,7 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
   auto tops = std::make_shared<std::vector<Top>>(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) {
     const double* f = pred.f.data() + lp.original[j] * K;
-    const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + K) - f);
-    double rest = 0;
-    for (std::size_t c = 0; c < K; ++c)
-      if (c != top) rest += f[c];
+    const auto [top, rest] = top_and_rest(f, K);
     (*tops)[j] = {top, safe_log(f[top], kFeatureFloor), safe_log(rest, kFeatureFloor)};
   }
   std::vector<std::function<void(std::size_t, double*)>> out;
