@@ -90,10 +90,10 @@ std::pair<double, double> positive_draws(const CheckedPredictions& pred, Calibra
   return uniforms_drawing(running.data(), pred.k, label);
 }
 
-// Top-label and binary: each rank forms its rows of the problem (score, rest, 0/1 label and crossfit's
-// fold, each from the row alone, and with `draws` the uniforms that draw the positive class), and the n
-// rows are gathered on every rank, O(n) values rather than n K. The problem is then computed as the
-// replicated design computes it (rows split over the ranks): bitwise as one process computes it.
+// Top-label and binary: each rank forms its rows of the problem (score, rest, 0/1 label, crossfit's fold
+// from folds_of, and with `draws` the uniforms that draw the positive class), and the n rows are
+// gathered on every rank, O(n) values rather than n K. The problem is then computed as the replicated
+// design computes it (rows split over the ranks): bitwise as one process computes it.
 OneDimensionalRing gathered_problem(const RingLayout& at, const CheckedPredictions& pred, const EstimateOptions& options,
                                     const ExecutionOptions& execution, bool draws) {
   const LabelledPoints local = make_problems(pred, options.type)[0];
