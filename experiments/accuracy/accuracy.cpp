@@ -99,29 +99,30 @@ int main(int argc, char** argv) {
     };
     std::fprintf(out, "cells,k,gamma,n,draw,type,p,truth,mean,coverage\n");
     for (const Spec spec : {Spec{2, 2, 1.8, 1000}, Spec{3, 2, 1.8, 2000}, Spec{3, 3, 1.8, 1000}, Spec{3, 3, 1.0, 1000},
-                            Spec{5, 3, 1.8, 2000}, Spec{5, 3, 0.6, 2000}, Spec{4, 4, 1.8, 4000}, Spec{10, 3, 1.8, 2000}})
-    for (std::size_t draw = 0; draw < draws; ++draw) {
-      const research::CellModel m =
-          research::cell_model(spec.cells, spec.k, spec.gamma, 31 * spec.cells + spec.k + 1000 * draw);
-      std::vector<research::ZooData> data;
-      for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, spec.n, 1000 + s));
-      for (CalibrationType t : kTypes)
-        for (double p : {1.0, 2.0}) {
-          const research::ZooTruth truth = research::truth(m, p);
-          const double target = t == CalibrationType::top_label ? truth.top_label : truth.canonical;
-          double mean = 0, covered = 0;
-          for (const research::ZooData& d : data) {
-            EstimateOptions o;
-            o.type = t;
-            o.p = p;
-            const Result r = estimate(d.probs_view(), d.labels_view(), o);
-            mean += r.ce_pow_p / static_cast<double>(sets);
-            covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
+                            Spec{5, 3, 1.8, 2000}, Spec{5, 3, 0.6, 2000}, Spec{4, 4, 1.8, 4000}, Spec{10, 3, 1.8, 2000}}) {
+      for (std::size_t draw = 0; draw < draws; ++draw) {
+        const research::CellModel m =
+            research::cell_model(spec.cells, spec.k, spec.gamma, 31 * spec.cells + spec.k + 1000 * draw);
+        std::vector<research::ZooData> data;
+        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, spec.n, 1000 + s));
+        for (CalibrationType t : kTypes)
+          for (double p : {1.0, 2.0}) {
+            const research::ZooTruth truth = research::truth(m, p);
+            const double target = t == CalibrationType::top_label ? truth.top_label : truth.canonical;
+            double mean = 0, covered = 0;
+            for (const research::ZooData& d : data) {
+              EstimateOptions o;
+              o.type = t;
+              o.p = p;
+              const Result r = estimate(d.probs_view(), d.labels_view(), o);
+              mean += r.ce_pow_p / static_cast<double>(sets);
+              covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
+            }
+            std::fprintf(out, "%zu,%zu,%g,%zu,%zu,%s,%g,%.6g,%.6g,%.4f\n", spec.cells, spec.k, spec.gamma, spec.n, draw,
+                         std::string(to_string(t)).c_str(), p, target, mean, covered / static_cast<double>(sets));
+            std::fflush(out);
           }
-          std::fprintf(out, "%zu,%zu,%g,%zu,%zu,%s,%g,%.6g,%.6g,%.4f\n", spec.cells, spec.k, spec.gamma, spec.n, draw,
-                       std::string(to_string(t)).c_str(), p, target, mean, covered / static_cast<double>(sets));
-          std::fflush(out);
-        }
+      }
     }
     return 0;
   }
@@ -167,6 +168,6 @@ int main(int argc, char** argv) {
     });
     return 0;
   }
-  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS\n");
+  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS]\n");
   return 2;
 }
