@@ -94,7 +94,7 @@ auto vector_field(const std::vector<V> T::*member) {
   return [member](py::object self) { return array_over(self.cast<const T&>().*member, self); };
 }
 
-void register_kde(py::module_& m) {
+void register_kde_results(py::module_& m) {
   ResultClass<BandwidthSelection>(m, "BandwidthSelection", "An automatic bandwidth selection.")
       .field("criterion", [](const BandwidthSelection& s) { return std::string(to_string(s.criterion)); },
              "'loo-likelihood' or 'reference'")
@@ -217,7 +217,7 @@ void register_kde(py::module_& m) {
              "Q x columns: the kernel estimate of E[y | f = x_q] (per column as described there)");
 }
 
-void register_metrics(py::module_& m) {
+void register_metric_results(py::module_& m) {
   ResultClass<ReliabilityBin>(m, "ReliabilityBin", "One occupied bin of a reliability diagram.")
       .field("index", [](const ReliabilityBin& b) { return b.index; }, "bin number in [0, B)")
       .field("lower", [](const ReliabilityBin& b) { return b.lower; }, "the bin holds scores in [lower, upper)")
@@ -347,8 +347,8 @@ void register_synthetic(py::module_& m) {
 }  // namespace
 
 void register_results(py::module_& m) {
-  register_kde(m);
-  register_metrics(m);
+  register_kde_results(m);
+  register_metric_results(m);
   register_synthetic(m);
 }
 
