@@ -346,8 +346,8 @@ TEST(Ring, BootstrapMatchesAlone) {
     ecekde::BootstrapCopies copies;
   };
   using enum ecekde::BootstrapCopies;
-  for (const Case& c : {Case{61, 3, 0.05, plain}, Case{203, 10, 0.4, leave_copies_out}, Case{90, 5, 1e-4, plain},
-                        Case{70, 4, 1e-5, leave_copies_out}, Case{230, 4, std::nullopt, leave_copies_out},
+  for (const Case& c : {Case{61, 3, 0.05, plain}, Case{120, 10, 0.4, leave_copies_out}, Case{90, 5, 1e-4, plain},
+                        Case{70, 4, 1e-5, leave_copies_out}, Case{140, 4, std::nullopt, leave_copies_out},
                         Case{3, 3, 0.1, plain}}) {
     const oracle::Data d = testdata::softmax_predictions(c.n, c.k, 30 + c.n + c.k, 2.0, 1.4);
     ecekde::EstimateOptions o = paper_canonical();
