@@ -241,6 +241,20 @@ std::vector<ZooModel> family(std::size_t k) {
   };
 }
 
+std::vector<ZooModel> held_out(std::size_t k) {
+  return {
+      {"calibrated-sparse", k, Base::dirichlet, 0.3, Map::identity, 0, 0},
+      {"calibrated-imbalanced", k, Base::imbalanced, 2.0, Map::identity, 0, 0},
+      {"peaked-underconfident", k, Base::peaked, 5.0, Map::temperature, 0.7, 0},
+      {"logits-bias", k, Base::logits, 1.5, Map::class_bias, 0.8, 11},
+      {"sparse-confusion", k, Base::dirichlet, 0.5, Map::confusion, 0.5, 7},
+      {"peaked-wiggle", k, Base::peaked, 3.0, Map::wiggle, 0.3, 0},
+      {"imbalanced-mix", k, Base::imbalanced, 1.0, Map::mix_uniform, 0.1, 0},
+      {"tempered-top", k, Base::tempered_uniform, 0.5, Map::top_power, 2.0, 0},
+      {"logits-strong-over", k, Base::logits, 3.0, Map::temperature, 2.0, 0},
+  };
+}
+
 ZooModel model_named(const std::string& name, std::size_t k) {
   for (const ZooModel& m : family(k))
     if (m.name == name) return m;

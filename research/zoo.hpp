@@ -78,6 +78,11 @@ std::vector<ZooModel> family(std::size_t k);
 /// A model of the family by name (throws std::invalid_argument if unknown).
 ZooModel model_named(const std::string& name, std::size_t k);
 
+/// Held-out models: the zoo's bases and maps in combinations and parameters that family() does not use,
+/// for K that the accuracy tests do not use (2, 4, 7). Never used to design or tune the estimator; they
+/// check that an unseen model holds no surprise (docs/validation.md, 7.4).
+std::vector<ZooModel> held_out(std::size_t k);
+
 /// A classifier with a few distinct predictions (a lookup table, a tree, a quantised model): cell v
 /// predicts f_v with probability pi_v, and its labels follow q_v = f_v^gamma renormalised (gamma = 1:
 /// calibrated), so every truth is a finite sum over the cells (docs/validation.md, Section 7.8).

@@ -6,8 +6,13 @@
 //   ecekde_accuracy coverage    SETS N K...    crossfit intervals over many data sets
 //   ecekde_accuracy cells       SETS [DRAWS]   crossfit on few distinct predictions: mean and coverage, for
 //                                              DRAWS models of each shape (draw d: cell seed + 1000 d; 1)
-// Data set s of a model uses seed 1000 + s; the truths use 2^22 Monte Carlo draws.
+//   ecekde_accuracy held-out    SETS N K...    crossfit on the held-out models (research::held_out): truth,
+//                                              mean, its error relative and in standard errors, coverage
+// Data set s of a model uses seed 1000 + s (held-out: 500 + s); the truths use 2^22 Monte Carlo draws
+// (held-out: 2^20).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -168,6 +173,39 @@ int main(int argc, char** argv) {
     });
     return 0;
   }
-  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS]\n");
+  if (mode == "held-out" && argc > 4) {
+    const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
+    std::fprintf(out, "k,model,type,p,truth,mean,relative_error,standard_errors,coverage\n");
+    for (std::size_t k : numbers(argc, argv, 4))
+      for (const ZooModel& m : research::held_out(k)) {
+        const std::vector<research::ZooTruth> truths = research::truth(m, {1.0, 2.0}, 1 << 20);
+        std::vector<research::ZooData> data;
+        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, n, 500 + s));
+        for (CalibrationType t : kTypes)
+          for (const research::ZooTruth& truth : truths) {
+            const double target = t == CalibrationType::canonical  ? truth.canonical
+                                  : t == CalibrationType::marginal ? truth.marginal
+                                                                   : truth.top_label;
+            double sum = 0, squares = 0, covered = 0;
+            for (const research::ZooData& d : data) {
+              EstimateOptions o;
+              o.type = t;
+              o.p = truth.p;
+              const Result r = estimate(d.probs_view(), d.labels_view(), o);
+              sum += r.ce_pow_p;
+              squares += r.ce_pow_p * r.ce_pow_p;
+              covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
+            }
+            const double count = static_cast<double>(sets), mean = sum / count;
+            const double sd = std::sqrt(std::max(0.0, squares / count - mean * mean) * count / (count - 1));
+            std::fprintf(out, "%zu,%s,%s,%g,%.6g,%.6g,%.4f,%.2f,%.3f\n", k, m.name.c_str(),
+                         std::string(to_string(t)).c_str(), truth.p, target, mean, mean / target - 1,
+                         (mean - target) / (sd / std::sqrt(count)), covered / count);
+            std::fflush(out);
+          }
+      }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K...\n");
   return 2;
 }
