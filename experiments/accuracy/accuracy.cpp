@@ -131,6 +131,43 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (mode == "held-out" && argc > 4) {
+    const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
+    std::fprintf(out, "k,model,type,p,truth,mean,relative_error,standard_errors,coverage\n");
+    for (std::size_t k : numbers(argc, argv, 4))
+      for (const ZooModel& m : research::held_out(k)) {
+        const std::vector<research::ZooTruth> truths = research::truth(m, {1.0, 2.0}, 1 << 20);
+        std::vector<research::ZooData> data;
+        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, n, 500 + s));
+        for (CalibrationType t : kTypes)
+          for (const research::ZooTruth& truth : truths) {
+            const double target = t == CalibrationType::canonical  ? truth.canonical
+                                  : t == CalibrationType::marginal ? truth.marginal
+                                                                   : truth.top_label;
+            double sum = 0, squares = 0, covered = 0;
+            for (const research::ZooData& d : data) {
+              EstimateOptions o;
+              o.type = t;
+              o.p = truth.p;
+              const Result r = estimate(d.probs_view(), d.labels_view(), o);
+              sum += r.ce_pow_p;
+              squares += r.ce_pow_p * r.ce_pow_p;
+              covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
+            }
+            const double count = static_cast<double>(sets), mean = sum / count;
+            const double sd = std::sqrt(std::max(0.0, squares / count - mean * mean) * count / (count - 1));
+            // Calibrated models' truths are 0 up to the Monte Carlo fit: no relative error. A mean of equal
+            // readings (all 0) has no standard error either.
+            const std::string relative = target > 1e-6 ? std::to_string(mean / target - 1) : "";
+            const std::string errors = sd > 0 ? std::to_string((mean - target) / (sd / std::sqrt(count))) : "";
+            std::fprintf(out, "%zu,%s,%s,%g,%.6g,%.6g,%s,%s,%.3f\n", k, m.name.c_str(),
+                         std::string(to_string(t)).c_str(), truth.p, target, mean, relative.c_str(), errors.c_str(),
+                         covered / count);
+            std::fflush(out);
+          }
+      }
+    return 0;
+  }
   std::printf("k,model,n,set,type,p,estimator,ce,lower,upper,bandwidth,seconds\n");
   if (mode == "table" && argc > 4) {
     const std::size_t n = std::stoul(argv[2]), sets = std::stoul(argv[3]);
@@ -171,39 +208,6 @@ int main(int argc, char** argv) {
         for (double p : {1.0, 2.0})
           kde(d, t, p, ecekde::Estimator::crossfit, BandwidthCriterion::loo_likelihood, KdeForm::plug_in, "crossfit", out, prefix);
     });
-    return 0;
-  }
-  if (mode == "held-out" && argc > 4) {
-    const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
-    std::fprintf(out, "k,model,type,p,truth,mean,relative_error,standard_errors,coverage\n");
-    for (std::size_t k : numbers(argc, argv, 4))
-      for (const ZooModel& m : research::held_out(k)) {
-        const std::vector<research::ZooTruth> truths = research::truth(m, {1.0, 2.0}, 1 << 20);
-        std::vector<research::ZooData> data;
-        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, n, 500 + s));
-        for (CalibrationType t : kTypes)
-          for (const research::ZooTruth& truth : truths) {
-            const double target = t == CalibrationType::canonical  ? truth.canonical
-                                  : t == CalibrationType::marginal ? truth.marginal
-                                                                   : truth.top_label;
-            double sum = 0, squares = 0, covered = 0;
-            for (const research::ZooData& d : data) {
-              EstimateOptions o;
-              o.type = t;
-              o.p = truth.p;
-              const Result r = estimate(d.probs_view(), d.labels_view(), o);
-              sum += r.ce_pow_p;
-              squares += r.ce_pow_p * r.ce_pow_p;
-              covered += r.ce_pow_p_interval->lower <= target && target <= r.ce_pow_p_interval->upper;
-            }
-            const double count = static_cast<double>(sets), mean = sum / count;
-            const double sd = std::sqrt(std::max(0.0, squares / count - mean * mean) * count / (count - 1));
-            std::fprintf(out, "%zu,%s,%s,%g,%.6g,%.6g,%.4f,%.2f,%.3f\n", k, m.name.c_str(),
-                         std::string(to_string(t)).c_str(), truth.p, target, mean, mean / target - 1,
-                         (mean - target) / (sd / std::sqrt(count)), covered / count);
-            std::fflush(out);
-          }
-      }
     return 0;
   }
   std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K...\n");
