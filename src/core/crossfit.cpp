@@ -49,6 +49,11 @@ constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 26;
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
 constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
+// The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
+// scale), and the most classes it is tried for (its Hessian costs K^4 / 2 products per row and Newton step:
+// at K = 10, n = 10,000 it adds about a sixth to the estimate's time).
+constexpr double kMatrixPenalty = 3e-3;
+constexpr std::size_t kMaxMatrixClasses = 10;
 
 // The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
 // correction is then the mean residual, about 0), so the grid includes "trust the pilot".
@@ -197,7 +202,8 @@ struct FoldDesigns {
 // parameters (on every rank).
 std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                 const std::vector<std::size_t>& fold_of_input, std::size_t folds,
-                                                int threads, const RunControl* control, Communicator* comm = nullptr) {
+                                                int threads, const RunControl* control, Communicator* comm = nullptr,
+                                                std::span<const double> start = {}) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, parameters = designs.shared.parameters();
   cache_rows(designs.shared, n, kMaxCachedDesign);
@@ -219,7 +225,7 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
   // offsets. Each fit still runs to the Newton decrement's rounding floor.
   const Share mine = share_of(folds, comm);
   std::vector<std::vector<double>> theta(folds, std::vector<double>(parameters, 0.0));
-  std::vector<double> first = fit(0, {}, mine.begin == 0 && mine.size() > 0);
+  std::vector<double> first = fit(0, start, mine.begin == 0 && mine.size() > 0);
   parallel_for(
       mine.size(), threads,
       [&](std::size_t own_fold, int) {
@@ -239,7 +245,7 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
 std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                         const std::vector<std::size_t>& fold_of_input,
                                                         std::size_t folds, const RunControl* control,
-                                                        Communicator* ranks) {
+                                                        Communicator* ranks, std::span<const double> start = {}) {
   const LabelledPoints& lp = *pr.lp;
   cache_rows(designs.shared, lp.points.n, kMaxCachedDesign);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
@@ -254,7 +260,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
     const LogitDesign design = designs.of(f);
     theta[f] = training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
                                 : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control,
-                                            f == 0 ? std::span<const double>{} : theta[0], ranks);
+                                            f == 0 ? start : theta[0], ranks);
     predict_pilot(pr, design, theta[f], held_out[f]);
   }
   return theta;
@@ -305,13 +311,18 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 // the classes, bends every probability alike. A row's probabilities are read from the input's rows
 // (`pred`, the same values as lp's points, which holds them transposed: a row's K values n apart). The
 // rows leave t_j at 0 for the adjustment to write.
+// With a matrix penalty, the design also takes a full K x K matrix W on log f (Dirichlet calibration's,
+// z_jc += sum_m W_cm log f_jm), penalised by it: the matrix can move probability from one class to
+// another, which the shared terms cannot.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
-                             std::shared_ptr<const LogitSpline> spline) {
+                             std::shared_ptr<const LogitSpline> spline, double matrix_penalty = 0) {
   LogitDesign d;
   d.L = lp.classes;
   d.D = 2 + LogitSpline::kFunctions;
   d.class_bias = lp.classes <= kMaxClassBiases;
-  d.row = [&lp, &pred, spline, D = d.D](std::size_t j, double* offset, double* x) {
+  d.M = matrix_penalty > 0 ? lp.classes : 0;
+  d.matrix_penalty = matrix_penalty;
+  d.row = [&lp, &pred, spline, D = d.D, M = d.M](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
     const auto [top, rest] = top_and_rest(f, K);
@@ -321,9 +332,20 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
       x[D * c] = log_f;
       x[D * c + 1] = 0;
       spline->basis(log_f - safe_log(c == top ? rest : 1 - f[c], kFeatureFloor), x + D * c + 2);
+      if (M > 0) x[D * K + c] = log_f;
     }
   };
   return d;
+}
+
+// The mean of -log pi_j(y_j) over the rows, each pilot fitted without its row's fold: the pilot's
+// cross-validated log-loss. On a ring (own_rows), over every rank's rows, `rows` of them in all.
+double held_out_log_loss(const Problem& pr, Communicator* ranks, std::size_t rows) {
+  const std::size_t n = pr.lp->points.n;
+  std::vector<double> terms(n);
+  for (std::size_t j = 0; j < n; ++j)
+    terms[j] = -safe_log(pr.pilot[j * pr.depth + static_cast<std::size_t>(pr.labels[j])], kLogFloor);
+  return total_over_ranks(ranks, terms) / static_cast<double>(rows);
 }
 
 // Each fold's adjustment of the canonical design (LogitDesign::adjust): t_j from that fold's top-label
@@ -857,14 +879,27 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
-    const LogitDesign design = canonical_design(in.problems[0], in.pred, canonical_spline(in.pred, ring ? ring->comm : nullptr));
-    FoldDesigns designs(design, top_label_adjustment(in.problems[0], in.pred, design, features));
-    if (ring)
-      crossfit_pilot_on_ring(problems[0], std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.control,
-                             ring->comm);
-    else
-      crossfit_pilot(problems[0], std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.threads,
-                     in.plan.control, in.plan.communicator);
+    const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
+    // Fits a pilot and returns its held-out log-loss; `start` starts its first fold's fit, and is left with
+    // that fold's parameters.
+    auto fit = [&](Problem& pr, double matrix_penalty, std::vector<double>& start) {
+      const LogitDesign design = canonical_design(in.problems[0], in.pred, spline, matrix_penalty);
+      FoldDesigns designs(design, top_label_adjustment(in.problems[0], in.pred, design, features));
+      start.resize(design.parameters(), 0.0);
+      start = (ring ? crossfit_pilot_on_ring(pr, std::move(designs), *in.plan.kernels, folds, options.folds,
+                                             in.plan.control, ring->comm, start)
+                    : crossfit_pilot(pr, std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.threads,
+                                     in.plan.control, in.plan.communicator, start))[0];
+      return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
+    };
+    // The structured pilot, or one with a full matrix where that predicts the held-out labels better. The
+    // matrix fit starts from the structured one (W = 0): Newton then needs fewer steps.
+    std::vector<double> start;
+    const double structured = fit(problems[0], 0, start);
+    if (in.pred.k <= kMaxMatrixClasses) {
+      Problem matrix = make_problem(in.problems[0]);
+      if (fit(matrix, kMatrixPenalty, start) < structured) problems[0].pilot = std::move(matrix.pilot);
+    }
   } else {
     ECEKDE_ASSERT(!ring);
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "core/kernels.hpp"
@@ -28,10 +29,12 @@ constexpr std::size_t kBetaFeatures = 6;
 double row_probabilities(const LogitDesign& d, std::span<const double> theta, const double* offset,
                          const double* x, double* prob, int y) {
   double top = -std::numeric_limits<double>::infinity();
+  const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases();
   for (std::size_t c = 0; c < d.L; ++c) {
     double z = offset[c];
     for (std::size_t k = 0; k < d.D; ++k) z += x[c * d.D + k] * theta[k];
     if (d.class_bias) z += theta[d.D + c];
+    for (std::size_t m = 0; m < d.M; ++m) z += w[c * d.M + m] * u[m];
     prob[c] = z;
     top = std::max(top, z);
   }
@@ -123,12 +126,75 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
   return nll;
 }
 
+// The matrix W's terms (parameters from W = D + biases on) in the gradient and the Hessian's lower
+// triangle, gathered over chunks of rows and added by the sweep's product kernel (dot_add). With S =
+// diag(P) - P P^T and v = P (x) u (v_cm = P_c u_m), the Hessian of -log softmax pairs W_cm with W_eq by
+// S_ce u_m u_q = [c = e] v_cm u_q - v_cm v_eq, with theta_k by v_cm (x_ck - mu_k) and with the bias b_e by
+// [c = e] v_cm - v_cm P_e: products of small matrices over the chunk's rows. Added row by row, in short
+// loops, the fit ran at K = 10 as long as the rest of the estimate.
+class MatrixTerms {
+ public:
+  static constexpr std::size_t kRows = 64;
+
+  MatrixTerms(const LogitDesign& d, std::size_t P)
+      : L_(d.L), D_(d.D), M_(d.M), P_(P), W_(d.D + d.biases()), bias_(d.class_bias), minus_vt_(L_ * M_ * kRows),
+        v_(kRows * L_ * M_), minus_u_(kRows * M_), minus_centred_(L_ * kRows * D_), prob_(kRows * L_) {}
+
+  // Row j: its features x (then u = x + L D), probabilities, mu and label.
+  void add(const double* x, const double* prob, const double* mu, int y, double* grad, double* hess,
+           const TileKernels& kern) {
+    const std::size_t r = rows_++, LM = L_ * M_;
+    const double* u = x + L_ * D_;
+    for (std::size_t c = 0; c < L_; ++c) {
+      const double slope = prob[c] - (static_cast<std::size_t>(y) == c ? 1.0 : 0.0);
+      for (std::size_t m = 0; m < M_; ++m) {
+        const double v = prob[c] * u[m];
+        grad[W_ + c * M_ + m] += slope * u[m];
+        v_[r * LM + c * M_ + m] = v;
+        minus_vt_[(c * M_ + m) * kRows + r] = -v;
+      }
+      for (std::size_t k = 0; k < D_; ++k) minus_centred_[(c * kRows + r) * D_ + k] = mu[k] - x[c * D_ + k];
+      prob_[r * L_ + c] = prob[c];
+    }
+    for (std::size_t m = 0; m < M_; ++m) minus_u_[r * M_ + m] = -u[m];
+    if (rows_ == kRows) flush(hess, kern);
+  }
+
+  // Adds the gathered rows' Hessian terms. Blocks on the diagonal of W's part are written whole; only the
+  // lower triangle is read.
+  void flush(double* hess, const TileKernels& kern) {
+    if (rows_ == 0) return;
+    const std::size_t LM = L_ * M_, n = rows_;
+    for (std::size_t c = 0; c < L_; ++c) {
+      const double* a = minus_vt_.data() + c * M_ * kRows;  // -v_c. as M rows of the chunk's values
+      double* out = hess + (W_ + c * M_) * P_;
+      kern.dot_add(a, kRows, v_.data(), LM, M_, (c + 1) * M_, n, out + W_, P_);                  // -v v^T
+      kern.dot_add(a, kRows, minus_u_.data(), M_, M_, M_, n, out + W_ + c * M_, P_);             // + v u^T
+      kern.dot_add(a, kRows, minus_centred_.data() + c * kRows * D_, D_, M_, D_, n, out, P_);  // theta
+      if (bias_) {
+        kern.dot_add(a, kRows, prob_.data(), L_, M_, L_, n, out + D_, P_);  // -v P^T
+        for (std::size_t m = 0; m < M_; ++m)
+          for (std::size_t r = 0; r < n; ++r) out[m * P_ + D_ + c] -= a[m * kRows + r];  // + v
+      }
+    }
+    rows_ = 0;
+  }
+
+ private:
+  std::size_t L_, D_, M_, P_, W_;
+  bool bias_;
+  std::size_t rows_ = 0;
+  std::vector<double> minus_vt_, v_, minus_u_, minus_centred_, prob_;
+};
+
 // The penalised objective at theta; with grad/hess given, also its gradient and Hessian (P x P).
 double objective(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                  std::span<const std::size_t> rows, double lambda, std::span<const double> theta, double* grad,
                  double* hess, Communicator* ranks, double total_rows) {
-  const std::size_t P = d.parameters(), L = d.L, D = d.D;
+  const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases();  // W: the matrix's first
   std::vector<double> scratch(d.row_size()), prob(L), mu(D);
+  std::optional<MatrixTerms> matrix;
+  if (M > 0 && grad) matrix.emplace(d, P);
   if (grad) std::fill_n(grad, P, 0.0);
   if (hess) std::fill_n(hess, P * P, 0.0);
   double nll = 0;
@@ -162,7 +228,9 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
     if (d.class_bias)
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
+    if (matrix) matrix->add(x, prob.data(), mu.data(), y, grad, hess, kern);
   }
+  if (matrix) matrix->flush(hess, kern);
   if (ranks) {  // the sums over every rank's rows
     const std::size_t P2 = grad ? P + P * P : 0;
     std::vector<double> sums(1 + P2);
@@ -173,16 +241,17 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
     if (grad) std::copy_n(sums.begin() + 1, P, grad), std::copy_n(sums.begin() + 1 + static_cast<std::ptrdiff_t>(P), P * P, hess);
   }
   const double m = total_rows;
+  auto ridge = [&](std::size_t a) { return a < W ? lambda : d.matrix_penalty; };
   double penalty = 0;
-  for (double t : theta) penalty += t * t;
+  for (std::size_t a = 0; a < P; ++a) penalty += ridge(a) * theta[a] * theta[a];
   if (grad)
-    for (std::size_t a = 0; a < P; ++a) grad[a] = grad[a] / m + lambda * theta[a];
+    for (std::size_t a = 0; a < P; ++a) grad[a] = grad[a] / m + ridge(a) * theta[a];
   if (hess)
     for (std::size_t a = 0; a < P; ++a) {
       for (std::size_t b = 0; b <= a; ++b) hess[a * P + b] /= m;
-      hess[a * P + a] += lambda;
+      hess[a * P + a] += ridge(a);
     }
-  return nll / m + 0.5 * lambda * penalty;
+  return nll / m + 0.5 * penalty;
 }
 
 // Solves H s = g in place (g becomes s) for symmetric positive definite H given by its lower triangle.
@@ -215,7 +284,8 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
                               std::span<const double> start, Communicator* ranks) {
   std::vector<double> total_rows{static_cast<double>(rows.size())};
   if (ranks) ranks->all_sum(total_rows);
-  ECEKDE_ASSERT(lambda > 0 && total_rows[0] > 0 && (start.empty() || start.size() == design.parameters()));
+  ECEKDE_ASSERT(lambda > 0 && total_rows[0] > 0 && (start.empty() || start.size() == design.parameters()) &&
+                (design.M == 0 || design.matrix_penalty > 0));
   const std::size_t P = design.parameters();
   std::vector<double> theta(start.begin(), start.end());
   if (theta.empty()) theta.assign(P, 0.0);

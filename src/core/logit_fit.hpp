@@ -18,11 +18,15 @@ namespace ecekde::detail {
 
 struct TileKernels;
 
-/// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases), P_j = softmax(z_j), over
-/// L classes and D shared features. `row(j, offset, x)` writes row j's L offsets and L x D features.
+/// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases) (+ sum_m W_cm u_jm with a
+/// matrix), P_j = softmax(z_j), over L classes, D shared features and M matrix inputs. `row(j, offset, x)`
+/// writes row j's L offsets, then L x D features and its M matrix inputs u_j from x on. The parameters are
+/// theta (D), the class biases (L), then W (L x M, row by row); W's entries are penalised by
+/// `matrix_penalty` instead of the fit's lambda (Dirichlet calibration's off-diagonal regularisation).
 struct LogitDesign {
-  std::size_t L = 0, D = 0;
+  std::size_t L = 0, D = 0, M = 0;
   bool class_bias = false;
+  double matrix_penalty = 0;
   std::function<void(std::size_t j, double* offset, double* x)> row;
   /// Optional: rewrites part of row j (offsets then features, as in `table`) after it is read, so that
   /// designs differing in a few features (the folds of the canonical pilot) share one table. Not for
@@ -35,16 +39,18 @@ struct LogitDesign {
   /// (1 + D values per row), all a fit reads of a row; written by cache_rows() with the table.
   std::shared_ptr<const std::vector<double>> differences;
 
-  std::size_t parameters() const { return D + (class_bias ? L : 0); }
-  std::size_t row_size() const { return L + L * D; }
-  bool binary() const { return L == 2 && !class_bias; }
+  std::size_t biases() const { return class_bias ? L : 0; }
+  std::size_t parameters() const { return D + biases() + L * M; }
+  std::size_t row_size() const { return L + L * D + M; }
+  bool binary() const { return L == 2 && !class_bias && M == 0; }
 };
 
 /// Fills design.table (and for binary designs design.differences) with rows 0..n-1 when the table takes
 /// at most `max_values` doubles; otherwise leaves the design as it is (row() is then called at each use).
 void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
 
-/// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta||^2 by Newton's method with
+/// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta, b||^2 (+ (matrix_penalty / 2)
+/// ||W||^2) by Newton's method with
 /// a backtracking line search, from `start` (empty: theta = 0, the offsets themselves) until the Newton
 /// decrement reaches rounding. Two-class designs take their rows' exp and log1p from `kernels`. Throws
 /// Cancelled at the next Newton step once `control` is cancelled (one step at K = 1,000 is a pass over a

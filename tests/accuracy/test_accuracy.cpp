@@ -70,12 +70,12 @@ class Accuracy : public testing::TestWithParam<Case> {};
 // 0.017 at K = 10, near the efficiency bound). Calibrated models (truth 0) read CE_1 <= 0.03 and CE_2 <=
 // 0.02 at K = 10 (the bounds) or 0.03 at K = 3 (CE_2 is the root of a quantity centred at 0, so
 // its noise floor is the root of a standard error, larger at small K).
-// Three models of the zoo fall short of 10%, and the test holds them to what was measured, so that a
-// regression still fails (docs/validation.md, Section 7.4, says why): the non-monotone wiggle at K = 10,
-// the full-matrix confusion at K = 10 (canonical), and the marginal view of the top-class-only map.
+// Two models of the zoo fall short of 10%, and the test holds them to what was measured, so that a
+// regression still fails (docs/validation.md, Section 7.4, says why): the non-monotone wiggle at K = 10
+// and the marginal view of the top-class-only map. (The full-matrix confusion at K = 10 read canonical
+// figures 16-17% short until the pilot gained its full-matrix candidate, 7.9.)
 double known_shortfall(const std::string& model, std::size_t k, CalibrationType type) {
   if (model == "wiggle" && k == 10) return type == CalibrationType::top_label ? 0.15 : 0.60;
-  if (model == "confusion" && k == 10 && type == CalibrationType::canonical) return 0.20;
   if (model == "top-class-only" && type == CalibrationType::marginal) return 0.20;
   return 0;
 }
