@@ -51,7 +51,7 @@ constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
 // The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
 // scale), and the most classes it is tried for (its Hessian costs K^4 / 2 products per row and Newton step:
-// at K = 10, n = 10,000 it adds about a sixth to the estimate's time).
+// at K = 10, n = 10,000 it adds 17-20% to the estimate's time).
 constexpr double kMatrixPenalty = 3e-3;
 constexpr std::size_t kMaxMatrixClasses = 10;
 

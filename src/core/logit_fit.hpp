@@ -22,7 +22,7 @@ struct TileKernels;
 /// matrix), P_j = softmax(z_j), over L classes, D shared features and M matrix inputs. `row(j, offset, x)`
 /// writes row j's L offsets, then L x D features and its M matrix inputs u_j from x on. The parameters are
 /// theta (D), the class biases (L), then W (L x M, row by row); W's entries are penalised by
-/// `matrix_penalty` instead of the fit's lambda (Dirichlet calibration's off-diagonal regularisation).
+/// `matrix_penalty` instead of the fit's lambda.
 struct LogitDesign {
   std::size_t L = 0, D = 0, M = 0;
   bool class_bias = false;
