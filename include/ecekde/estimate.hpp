@@ -198,6 +198,10 @@ struct Result {
   /// intervals come from bootstrap_kde().
   double standard_error = 0;
   std::optional<Bounds> ce_pow_p_interval, ce_interval;
+  /// crossfit: the pilot recalibration map it kept: "structured" or "full-matrix" (canonical: the second
+  /// adds a K x K matrix on log f, tried at K <= 10 and kept where its held-out log-loss is lower), "beta"
+  /// (the one-dimensional types); empty for the paper's estimator.
+  std::string pilot;
   /// Why the figure should not be trusted, in words (too few samples for K, a class seen a few times,
   /// kernel weights resting on few neighbours); empty when nothing is known to be wrong.
   std::vector<std::string> warnings;

@@ -147,6 +147,13 @@ void register_kde_results(py::module_& m) {
              "crossfit: interval of CE_p^p (Bounds; None for the paper's estimator)")
       .field("ce_interval", [](const Result& r) { return r.ce_interval; },
              "crossfit: interval of CE_p (Bounds; None for the paper's estimator)")
+      .field("pilot",
+             [](const Result& r) -> std::optional<std::string> {
+               if (r.pilot.empty()) return std::nullopt;
+               return r.pilot;
+             },
+             "crossfit: the pilot map it kept, 'structured' or 'full-matrix' (canonical) or 'beta' (None for the "
+             "paper's estimator)")
       .field("warnings",
              [](const Result& r) -> std::optional<std::vector<std::string>> {
                if (r.estimator == Estimator::paper && r.warnings.empty()) return std::nullopt;

@@ -183,14 +183,16 @@ def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     assert isinstance(r, ecekde.Result)
     assert type(r)._fields == ("estimator", "type", "p", "bandwidth", "ce", "ce_pow_p", "n", "k", "bandwidth_rule",
                                "bandwidth_selection", "class_ce_pow_p", "standard_error", "ce_pow_p_interval",
-                               "ce_interval", "warnings", "excluded_rows")
+                               "ce_interval", "pilot", "warnings", "excluded_rows")
     d = r.to_dict()
-    # the paper's estimator has no standard error, intervals or warnings; excluded_rows: None; all left out
-    assert list(d) == list(type(r)._fields)[:-5]
+    # the paper's estimator has no standard error, intervals, pilot or warnings; excluded_rows: None; all
+    # left out
+    assert list(d) == list(type(r)._fields)[:-6]
     crossfit = ecekde.estimate(probs, labels, type="marginal").to_dict()
     assert list(crossfit) == list(type(r)._fields)[:-1]
     assert list(crossfit["ce_interval"]) == ["level", "lower", "upper"]
     assert crossfit["ce_interval"]["lower"] <= crossfit["ce"] <= crossfit["ce_interval"]["upper"]
+    assert crossfit["pilot"] == "beta" and r.pilot is None
     assert list(d["bandwidth_selection"]) == ["criterion", "grid", "score", "refined_grid", "refined_score",
                                               "chosen", "chosen_score", "rows"]
     assert isinstance(d["class_ce_pow_p"], list) and d["bandwidth_selection"]["chosen"] == r.bandwidth

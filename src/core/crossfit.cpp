@@ -130,6 +130,7 @@ struct Problem {
   std::size_t depth = 0;
   std::vector<int> labels;    // sorted position -> class (or 0/1)
   std::vector<double> pilot;  // n x depth: the cross-fitted pilot, sorted order
+  const char* map = "";       // the pilot's family (Result::pilot)
 
   double target(std::size_t j, std::size_t l) const {
     return depth == 1 ? labels[j] : static_cast<double>(static_cast<std::size_t>(labels[j]) == l);
@@ -141,6 +142,7 @@ Problem make_problem(const LabelledPoints& lp) {
   Problem pr;
   pr.lp = &lp;
   pr.depth = lp.one_dimensional ? 1 : lp.classes;
+  pr.map = lp.one_dimensional ? "beta" : "structured";
   pr.labels.resize(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) pr.labels[j] = static_cast<int>(lp.label(j));
   return pr;
@@ -898,7 +900,10 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const double structured = fit(problems[0], 0, start);
     if (in.pred.k <= kMaxMatrixClasses) {
       Problem matrix = make_problem(in.problems[0]);
-      if (fit(matrix, kMatrixPenalty, start) < structured) problems[0].pilot = std::move(matrix.pilot);
+      if (fit(matrix, kMatrixPenalty, start) < structured) {
+        problems[0].pilot = std::move(matrix.pilot);
+        problems[0].map = "full-matrix";
+      }
     }
   } else {
     ECEKDE_ASSERT(!ring);
@@ -972,6 +977,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, *ring, in.plan)
                  : fit_corrections(problems, grid, max_rows, in.plan, n);
   r.bandwidth = fit.selection.bandwidth;
+  r.pilot = problems[0].map;
   if (!options.bandwidth) r.selection = std::move(fit.selection);
 
   const double weight = problem_weight(options.type);

@@ -32,6 +32,7 @@ nlohmann::ordered_json result_json(const Result& r) {
     j["ce_pow_p_interval"] = bounds_json(*r.ce_pow_p_interval);
     j["ce_interval"] = bounds_json(*r.ce_interval);
   }
+  if (!r.pilot.empty()) j["pilot"] = r.pilot;
   // crossfit always says (an empty list: nothing known to be wrong); the paper's estimator only when it has
   // one (precision float at a small bandwidth)
   if (r.estimator == Estimator::crossfit || !r.warnings.empty()) j["warnings"] = r.warnings;

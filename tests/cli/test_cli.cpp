@@ -81,6 +81,10 @@ void expect_same(const json& j, const ecekde::Result& r) {
   if (r.type == CalibrationType::marginal) {
     EXPECT_EQ(j.at("class_ce_pow_p").get<std::vector<double>>(), r.class_ce_pow_p);
   }
+  EXPECT_EQ(j.contains("pilot"), !r.pilot.empty());
+  if (!r.pilot.empty()) {
+    EXPECT_EQ(j.at("pilot").get<std::string>(), r.pilot);
+  }
 }
 
 TEST(Cli, JsonEqualsTheLibraryForEveryType) {
