@@ -3,8 +3,9 @@
 //   1. a pilot recalibration map pi, a small multinomial logistic model fitted with k-fold cross-fitting (folds, 5)
 //      (each row's pilot is fitted without its fold's labels, also through its features; tied rows are
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
-//      classes and the top-label pilot's recalibration (canonical), or Beta calibration with a spline in
-//      logit s (one-dimensional);
+//      classes and the top-label pilot's recalibration (canonical; at K <= 10 also the same with a full
+//      K x K matrix on log f, kept where its held-out log-loss over all rows is lower), or Beta
+//      calibration with a spline in logit s (one-dimensional);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
 //      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
