@@ -159,20 +159,29 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
 // knots as order statistics over the ranks), corrections from the travelling residuals, the Brier criterion,
 // the standard error and the warnings summed over the ranks; the whole Result equals estimate() alone on the
 // whole input to 1e-12 relative. K = 70 takes the wide payload (K >= 64) and drops the class biases; n = 60
-// at K = 10 warns of too few samples.
+// at K = 10 warns of too few samples. With labels drawn from f with two classes swapped, the pilot keeps its
+// full-matrix candidate, chosen by a held-out log-loss summed over the ranks.
 TEST(Ring, CrossfitMatchesAlone) {
   struct Case {
     std::size_t n, k;
     std::optional<double> h;
     std::size_t max_rows;
     bool tied = false;  // every other row one of three vectors: tied rows on every rank, dealt to the folds in turn
+    bool swapped = false;  // labels drawn from f with classes 0 and 1 exchanged
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
-                        Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true}}) {
+                        Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
+                        Case{240, 4, std::nullopt, 0, false, true}}) {
     oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
     for (std::size_t j = 2; c.tied && j < c.n; j += 2)
       std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 2 % 3) * c.k), c.k,
                   d.f.begin() + static_cast<std::ptrdiff_t>(j * c.k));
+    ecekde::Rng draws(c.n);
+    for (std::size_t j = 0; c.swapped && j < c.n; ++j) {
+      std::vector<double> q(d.f.begin() + static_cast<std::ptrdiff_t>(j * c.k), d.f.begin() + static_cast<std::ptrdiff_t>((j + 1) * c.k));
+      std::swap(q[0], q[1]);
+      d.y[j] = static_cast<std::int64_t>(draws.categorical(q));
+    }
     ecekde::EstimateOptions o = paper_canonical();
     o.estimator = Estimator::crossfit;
     o.bandwidth = c.h;
@@ -183,6 +192,9 @@ TEST(Ring, CrossfitMatchesAlone) {
     const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
                                                   ecekde::LabelsView(d.y), whole);
     ASSERT_EQ(alone.selection.has_value(), !c.h);
+    if (c.swapped) {
+      EXPECT_EQ(alone.pilot, "full-matrix");
+    }
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
                                (c.tied ? ", tied rows" : "") +
@@ -194,6 +206,7 @@ TEST(Ring, CrossfitMatchesAlone) {
         EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
         EXPECT_EQ(r.n, c.n) << what;
         EXPECT_EQ(r.warnings, alone.warnings) << what;
+        EXPECT_EQ(r.pilot, alone.pilot) << what;
         ASSERT_EQ(r.selection.has_value(), alone.selection.has_value()) << what;
         if (!r.selection) continue;
         EXPECT_EQ(r.selection->rows, alone.selection->rows) << what;
