@@ -43,6 +43,7 @@ void expect_same(const ecekde::Result& a, const ecekde::Result& b, const std::st
     expect_same(a.selection->refined_score, b.selection->refined_score, what + ", refinement");
   }
   EXPECT_EQ(a.warnings, b.warnings) << what;
+  EXPECT_EQ(a.pilot, b.pilot) << what;
 }
 
 // f(options) alone, then on each number of ranks (options with the rank's communicator); every rank's
@@ -137,6 +138,26 @@ TEST(Distributed, EstimatesMatchAloneBitwise) {
               });
         }
   }
+}
+
+// The canonical pilot's full-matrix candidate split across ranks (each fits its share of the folds, and
+// the choice reads the combined pilots): labels drawn from f with classes 0 and 1 swapped, where the
+// candidate is kept.
+TEST(Distributed, FullMatrixPilotMatchesAloneBitwise) {
+  oracle::Data d = testdata::softmax_predictions(240, 4, 6, 2.0, 1.0);
+  ecekde::Rng draws(3);
+  for (std::size_t j = 0; j < d.n; ++j) {
+    std::vector<double> q(d.f.begin() + static_cast<std::ptrdiff_t>(j * d.k), d.f.begin() + static_cast<std::ptrdiff_t>((j + 1) * d.k));
+    std::swap(q[0], q[1]);
+    d.y[j] = static_cast<std::int64_t>(draws.categorical(q));
+  }
+  ecekde::EstimateOptions o;
+  o.execution.threads = 1;
+  const auto run = [&](const ecekde::EstimateOptions& with) { return ecekde::estimate(view(d), ecekde::LabelsView(d.y), with); };
+  EXPECT_EQ(run(o).pilot, "full-matrix");
+  on_ranks(o, run, [&](const ecekde::Result& a, const ecekde::Result& b, int ranks, int rank) {
+    expect_same(a, b, "swapped classes on " + std::to_string(ranks) + " ranks, rank " + std::to_string(rank));
+  });
 }
 
 // Fewer rows than ranks: some ranks have no rows, no problems, no folds, no replicates.
