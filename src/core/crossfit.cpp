@@ -883,25 +883,29 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
     const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
-    // Fits a pilot and returns its held-out log-loss; `start` starts its first fold's fit, and is left with
-    // that fold's parameters.
-    auto fit = [&](Problem& pr, double matrix_penalty, std::vector<double>& start) {
-      const LogitDesign design = canonical_design(in.problems[0], in.pred, spline, matrix_penalty);
-      FoldDesigns designs(design, top_label_adjustment(in.problems[0], in.pred, design, features));
+    const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline);
+    // Each fold's top-label adjustment: the same for both designs, which share the feature it rewrites.
+    const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
+    // Fits a design's pilot into pr; `start` starts its first fold's fit, and is left with that fold's
+    // parameters.
+    auto fit = [&](Problem& pr, const LogitDesign& design, std::vector<double>& start) {
       start.resize(design.parameters(), 0.0);
-      start = (ring ? crossfit_pilot_on_ring(pr, std::move(designs), *in.plan.kernels, folds, options.folds,
+      start = (ring ? crossfit_pilot_on_ring(pr, FoldDesigns(design, adjust), *in.plan.kernels, folds, options.folds,
                                              in.plan.control, ring->comm, start)
-                    : crossfit_pilot(pr, std::move(designs), *in.plan.kernels, folds, options.folds, in.plan.threads,
-                                     in.plan.control, in.plan.communicator, start))[0];
+                    : crossfit_pilot(pr, FoldDesigns(design, adjust), *in.plan.kernels, folds, options.folds,
+                                     in.plan.threads, in.plan.control, in.plan.communicator, start))[0];
+    };
+    auto log_loss = [&](const Problem& pr) {
       return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
     };
     // The structured pilot, or one with a full matrix where that predicts the held-out labels better. The
     // matrix fit starts from the structured one (W = 0): Newton then needs fewer steps.
     std::vector<double> start;
-    const double structured = fit(problems[0], 0, start);
+    fit(problems[0], structured, start);
     if (in.pred.k <= kMaxMatrixClasses) {
       Problem matrix = make_problem(in.problems[0]);
-      if (fit(matrix, kMatrixPenalty, start) < structured) {
+      fit(matrix, canonical_design(in.problems[0], in.pred, spline, kMatrixPenalty), start);
+      if (log_loss(matrix) < log_loss(problems[0])) {
         problems[0].pilot = std::move(matrix.pilot);
         problems[0].map = "full-matrix";
       }
