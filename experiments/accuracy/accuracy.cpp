@@ -8,8 +8,9 @@
 //                                              DRAWS models of each shape (draw d: cell seed + 1000 d; 1)
 //   ecekde_accuracy held-out    SETS N K...    crossfit on the held-out models (research::held_out): truth,
 //                                              mean, its error relative and in standard errors, coverage
+//   ecekde_accuracy summary     SETS N K...    the same for the zoo's models (research::family), at any K
 // Data set s of a model uses seed 1000 + s (held-out: 500 + s); the truths use 2^22 Monte Carlo draws
-// (held-out: 2^20).
+// (held-out and summary: 2^20).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -147,14 +148,15 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (mode == "held-out" && argc > 4) {
+  if ((mode == "held-out" || mode == "summary") && argc > 4) {
     const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
+    const bool held_out = mode == "held-out";
     std::fprintf(out, "k,model,type,p,truth,mean,relative_error,standard_errors,coverage\n");
     for (std::size_t k : numbers(argc, argv, 4))
-      for (const ZooModel& m : research::held_out(k)) {
+      for (const ZooModel& m : held_out ? research::held_out(k) : research::family(k)) {
         const std::vector<research::ZooTruth> truths = research::truth(m, {1.0, 2.0}, 1 << 20);
         std::vector<research::ZooData> data;
-        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, n, 500 + s));
+        for (std::size_t s = 0; s < sets; ++s) data.push_back(research::sample(m, n, (held_out ? 500 : 1000) + s));
         for (CalibrationType t : kTypes)
           for (const research::ZooTruth& truth : truths) {
             const double target = t == CalibrationType::canonical  ? truth.canonical
@@ -216,6 +218,6 @@ int main(int argc, char** argv) {
     });
     return 0;
   }
-  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K...\n");
+  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K... | summary SETS N K...\n");
   return 2;
 }

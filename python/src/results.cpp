@@ -152,8 +152,8 @@ void register_kde_results(py::module_& m) {
                if (r.pilot.empty()) return std::nullopt;
                return r.pilot;
              },
-             "crossfit: the pilot map it kept, 'structured' or 'full-matrix' (canonical) or 'beta' (None for the "
-             "paper's estimator)")
+             "crossfit: the pilot map it kept, 'structured' or 'full-matrix' (canonical), 'beta', or 'pooled-beta' "
+             "(marginal: one map for every class) (None for the paper's estimator)")
       .field("warnings",
              [](const Result& r) -> std::optional<std::vector<std::string>> {
                if (r.estimator == Estimator::paper && r.warnings.empty()) return std::nullopt;

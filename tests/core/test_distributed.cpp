@@ -160,6 +160,23 @@ TEST(Distributed, FullMatrixPilotMatchesAloneBitwise) {
   });
 }
 
+// Marginal's pooled pilot is fitted on every rank from the same pairs (each rank's problems hold every
+// row): bitwise as alone on 1-4 ranks, on 1 and 2 threads, and pooled (the classes share one map).
+TEST(Distributed, PooledPilotMatchesAloneBitwise) {
+  oracle::Data d = testdata::softmax_predictions(600, 12, 13, 3.0);
+  testdata::mix_with_uniform(d, 0.3, 14);
+  for (int threads : {1, 2}) {
+    ecekde::EstimateOptions o;
+    o.type = CalibrationType::marginal;
+    o.execution.threads = threads;
+    const auto run = [&](const ecekde::EstimateOptions& with) { return ecekde::estimate(view(d), ecekde::LabelsView(d.y), with); };
+    EXPECT_EQ(run(o).pilot, "pooled-beta");
+    on_ranks(o, run, [&](const ecekde::Result& a, const ecekde::Result& b, int ranks, int rank) {
+      expect_same(a, b, "pooled, " + std::to_string(threads) + " threads, " + std::to_string(ranks) + " ranks, rank " + std::to_string(rank));
+    });
+  }
+}
+
 // Fewer rows than ranks: some ranks have no rows, no problems, no folds, no replicates.
 TEST(Distributed, TinyInputsMatchAloneBitwise) {
   for (std::size_t n : {2, 3, 5})

@@ -703,10 +703,36 @@ TEST(Ring, OneDimensionalTypesMatchAloneBitwise) {
               EXPECT_EQ(r.selection->score, alone->selection->score) << at;
             }
             EXPECT_EQ(r.class_ce_pow_p, alone->class_ce_pow_p) << at;
+            EXPECT_EQ(r.pilot, alone->pilot) << at;
           }
         }
       }
   }
+}
+
+// Marginal's pooled pilot on a ring: each rank owns a share of the classes, fills their pairs of the pooled
+// fit, and the ranks add up the rest, so every rank fits the pooled pilot from the same pairs as alone.
+// Bitwise the lone result on 1-4 ranks (3 and 4 ranks own 4 and 3 of the 12 classes), the pilot pooled.
+TEST(Ring, PooledMarginalPilotMatchesAloneBitwise) {
+  oracle::Data d = testdata::softmax_predictions(500, 12, 15, 3.0);
+  testdata::mix_with_uniform(d, 0.3, 16);
+  ecekde::EstimateOptions o;
+  o.type = CalibrationType::marginal;
+  o.execution.threads = 2;
+  o.execution.own_rows = true;
+  ecekde::EstimateOptions whole = o;
+  whole.execution.own_rows = false;
+  const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole);
+  EXPECT_EQ(alone.pilot, "pooled-beta");
+  for (int ranks : {1, 2, 3, 4})
+    for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
+      const std::string at = std::to_string(ranks) + " ranks";
+      EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p) << at;
+      EXPECT_EQ(r.standard_error, alone.standard_error) << at;
+      EXPECT_EQ(r.bandwidth, alone.bandwidth) << at;
+      EXPECT_EQ(r.class_ce_pow_p, alone.class_ce_pow_p) << at;
+      EXPECT_EQ(r.pilot, alone.pilot) << at;
+    }
 }
 
 // A bad value on one rank: every rank throws, with that rank's message, naming the row by its index in

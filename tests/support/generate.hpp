@@ -43,6 +43,23 @@ inline oracle::Data softmax_predictions(std::size_t n, std::size_t k, std::uint6
   return d;
 }
 
+/// Redraws d's labels from q = (1 - mix) f + mix / K, which moves each class's probability by a function of
+/// that probability alone, so E[y_c | f_c] = q_c. Returns the true marginal (and canonical) CE_1 of the
+/// rows, E sum_c |q_c - f_c| as the mean over their own predictions (no estimator involved).
+inline double mix_with_uniform(oracle::Data& d, double mix, std::uint64_t seed) {
+  ecekde::Rng rng(seed);
+  std::vector<double> q(d.k);
+  double truth = 0;
+  for (std::size_t j = 0; j < d.n; ++j) {
+    for (std::size_t c = 0; c < d.k; ++c) {
+      q[c] = (1 - mix) * d.f[j * d.k + c] + mix / static_cast<double>(d.k);
+      truth += std::fabs(q[c] - d.f[j * d.k + c]) / static_cast<double>(d.n);
+    }
+    d.y[j] = static_cast<std::int64_t>(rng.categorical(q));
+  }
+  return truth;
+}
+
 /// One column P(y = 1) with labels drawn from p^(1/temperature) style miscalibration (temperature 1 =
 /// calibrated).
 inline oracle::Data binary_predictions(std::size_t n, std::uint64_t seed, double temperature = 1.0) {
