@@ -198,8 +198,10 @@ struct Result {
   /// intervals come from bootstrap_kde().
   double standard_error = 0;
   std::optional<Bounds> ce_pow_p_interval, ce_interval;
-  /// crossfit: the pilot recalibration map it kept: "structured" or "full-matrix" (canonical: the second
-  /// adds a K x K matrix on log f, tried at K <= 10 and kept where its held-out log-loss is lower), "beta"
+  /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix" or "class-biases" (canonical:
+  /// the second adds a K x K matrix on log f, tried at K <= 10, the third per-class biases, which the
+  /// structured map has only up to K = 64, tried at 64 < K <= 128; each kept where its held-out log-loss
+  /// is lower), "beta"
   /// (the one-dimensional types), or "pooled-beta" (marginal: one Beta map fitted on every class's rows,
   /// kept where the classes' summed held-out log-loss is lower than with a map per class); empty for the
   /// paper's estimator.

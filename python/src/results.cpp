@@ -152,7 +152,7 @@ void register_kde_results(py::module_& m) {
                if (r.pilot.empty()) return std::nullopt;
                return r.pilot;
              },
-             "crossfit: the pilot map it kept, 'structured' or 'full-matrix' (canonical), 'beta', or 'pooled-beta' "
+             "crossfit: the pilot map it kept, 'structured', 'full-matrix' or 'class-biases' (canonical), 'beta', or 'pooled-beta' "
              "(marginal: one map for every class) (None for the paper's estimator)")
       .field("warnings",
              [](const Result& r) -> std::optional<std::vector<std::string>> {

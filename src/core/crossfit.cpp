@@ -4,8 +4,9 @@
 //      (each row's pilot is fitted without its fold's labels, also through its features; tied rows are
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 10 also the same with a full
-//      K x K matrix on log f, kept where its held-out log-loss over all rows is lower), or Beta
-//      calibration with a spline in logit s (one-dimensional);
+//      K x K matrix on log f, at 64 < K <= 128 with per-class biases, kept where its held-out log-loss
+//      over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; marginal
+//      also one pooled over its classes, kept where it predicts their held-out labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
 //      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
@@ -48,7 +49,12 @@ constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (
 // it took the estimate from 18.0 s to 13.4 s (2 threads) for 150 MB more peak memory.
 constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 26;
 constexpr double kFeatureFloor = 1e-12;     // probabilities enter the pilot's features at least at this
-constexpr std::size_t kMaxClassBiases = 64; // more classes: the pilot drops its per-class biases
+// The canonical pilot's per-class biases: always up to kMaxClassBiases classes; up to kMaxBiasCandidate a
+// pilot without them and one with them are both fitted and the better kept (docs/validation.md, 7.10): at
+// K = 100, n = 3,000, 100 biases fitted on 30 positives each flip the sign of small components where the
+// truth has no biases. Their Hessian costs K^2 / 2 products per row and Newton step.
+constexpr std::size_t kMaxClassBiases = 64;
+constexpr std::size_t kMaxBiasCandidate = 128;
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
 // The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
 // scale), and the most classes it is tried for (its Hessian costs K^4 / 2 products per row and Newton step:
@@ -322,11 +328,11 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 // z_jc += sum_m W_cm log f_jm), penalised by it: the matrix can move probability from one class to
 // another, which the shared terms cannot.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
-                             std::shared_ptr<const LogitSpline> spline, double matrix_penalty = 0) {
+                             std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty = 0) {
   LogitDesign d;
   d.L = lp.classes;
   d.D = 2 + LogitSpline::kFunctions;
-  d.class_bias = lp.classes <= kMaxClassBiases;
+  d.class_bias = class_bias;
   d.M = matrix_penalty > 0 ? lp.classes : 0;
   d.matrix_penalty = matrix_penalty;
   d.row = [&lp, &pred, spline, D = d.D, M = d.M](std::size_t j, double* offset, double* x) {
@@ -345,17 +351,19 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
   return d;
 }
 
-// The mean of -log pi_j(y_j) over the rows (one dimension: pi_j or 1 - pi_j), each pilot fitted without its
-// row's fold: the pilot's cross-validated log-loss. On a ring (own_rows), over every rank's rows, `rows` of
-// them in all.
+// -log pi_j(y_j) of row j (sorted position; one dimension: pi_j or 1 - pi_j). With each pilot fitted
+// without its row's fold, its mean over the rows is the pilot's cross-validated log-loss: held_out_log_loss,
+// on a ring (own_rows) over every rank's rows, `rows` of them in all.
+double pilot_log_loss(const Problem& pr, std::size_t j) {
+  const double pilot = pr.depth == 1 ? (pr.labels[j] ? pr.pilot[j] : 1 - pr.pilot[j])
+                                     : pr.pilot[j * pr.depth + static_cast<std::size_t>(pr.labels[j])];
+  return -safe_log(pilot, kLogFloor);
+}
+
 double held_out_log_loss(const Problem& pr, Communicator* ranks, std::size_t rows) {
   const std::size_t n = pr.lp->points.n;
   std::vector<double> terms(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const double pilot = pr.depth == 1 ? (pr.labels[j] ? pr.pilot[j] : 1 - pr.pilot[j])
-                                       : pr.pilot[j * pr.depth + static_cast<std::size_t>(pr.labels[j])];
-    terms[j] = -safe_log(pilot, kLogFloor);
-  }
+  for (std::size_t j = 0; j < n; ++j) terms[j] = pilot_log_loss(pr, j);
   return total_over_ranks(ranks, terms) / static_cast<double>(rows);
 }
 
@@ -900,8 +908,10 @@ namespace {
 // fit has them all. It replaces the classes' own pilots where it predicts their held-out labels better.
 
 struct PooledPairs {
-  LabelledPoints lp;               // the pairs as one one-dimensional problem
-  std::vector<std::size_t> folds;  // each pair's fold (its row's)
+  LabelledPoints lp;                  // the pairs as one one-dimensional problem
+  std::vector<std::size_t> folds;     // each pair's fold (its row's)
+  std::vector<std::size_t> first;     // K + 1: class c's pairs are first[c] .. first[c + 1] - 1
+  std::vector<std::size_t> position;  // each pair's sorted position in its class's problem (classes held here)
 };
 
 // The pairs of the pooled fit: all n K of them, or those whose hash of (row, class) falls in one of
@@ -912,7 +922,9 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
                          std::size_t n, const SweepPlan& plan) {
   const std::size_t K = problems.size(), stride = pooled_stride(n, K);
   auto chosen = [&](std::size_t row, std::size_t c) { return stride == 1 || Rng(kPooledSeed ^ (row * K + c)).next() % stride == 0; };
-  std::vector<std::size_t> first(K + 1, 0);
+  PooledPairs out;
+  std::vector<std::size_t>& first = out.first;
+  first.assign(K + 1, 0);
   for (std::size_t c = 0; c < K; ++c) {
     first[c + 1] = first[c];
     for (std::size_t row = 0; row < n; ++row) first[c + 1] += chosen(row, c);
@@ -920,6 +932,7 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
   const Share mine = plan.owned_problems ? share_of(K, plan.communicator) : Share{0, K};
   std::vector<double> values(3 * first[K], 0.0);  // s, rest, positive
   std::vector<std::size_t> position(n);
+  out.position.assign(first[K], 0);
   for (std::size_t c = mine.begin; c < mine.end; ++c) {
     const LabelledPoints& lp = problems[c];
     for (std::size_t i = 0; i < n; ++i) position[lp.original[i]] = i;
@@ -930,14 +943,13 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
       values[3 * pair] = lp.points.x(i, 0);
       values[3 * pair + 1] = lp.points.x(i, 1);
       values[3 * pair + 2] = static_cast<double>(lp.label(i));
-      ++pair;
+      out.position[pair++] = i;
     }
   }
   if (plan.owned_problems) combine_shares(plan.communicator, values);
   const std::size_t pairs = first[K];
   std::vector<double> s(pairs), rest(pairs);
   std::vector<std::int32_t> positive(pairs);
-  PooledPairs out;
   out.folds.resize(pairs);
   for (std::size_t c = 0, pair = 0; c < K; ++c)
     for (std::size_t row = 0; row < n; ++row)
@@ -968,7 +980,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
     const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
-    const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline);
+    const std::size_t K = in.pred.k;
+    const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
     // Each fold's top-label adjustment: the same for both designs, which share the feature it rewrites.
     const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
     // Fits a design's pilot into pr; `start` starts its first fold's fit, and is left with that fold's
@@ -983,18 +996,23 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     auto log_loss = [&](const Problem& pr) {
       return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
     };
-    // The structured pilot, or one with a full matrix where that predicts the held-out labels better. The
-    // matrix fit starts from the structured one (W = 0): Newton then needs fewer steps.
+    // The structured pilot, or a candidate where that predicts the held-out labels better: one with a full
+    // matrix (K <= 10), or one with per-class biases (64 < K <= 128). The candidate's fit starts from the
+    // structured one's (its added parameters at 0): Newton then needs fewer steps.
     std::vector<double> start;
     fit(problems[0], structured, start);
-    if (in.pred.k <= kMaxMatrixClasses) {
-      Problem matrix = make_problem(in.problems[0]);
-      fit(matrix, canonical_design(in.problems[0], in.pred, spline, kMatrixPenalty), start);
-      if (log_loss(matrix) < log_loss(problems[0])) {
-        problems[0].pilot = std::move(matrix.pilot);
-        problems[0].map = "full-matrix";
+    auto keep_if_better = [&](const LogitDesign& design, const char* name) {
+      Problem candidate = make_problem(in.problems[0]);
+      fit(candidate, design, start);
+      if (log_loss(candidate) < log_loss(problems[0])) {
+        problems[0].pilot = std::move(candidate.pilot);
+        problems[0].map = name;
       }
-    }
+    };
+    if (K <= kMaxMatrixClasses)
+      keep_if_better(canonical_design(in.problems[0], in.pred, spline, true, kMatrixPenalty), "full-matrix");
+    else if (K > kMaxClassBiases && K <= kMaxBiasCandidate)
+      keep_if_better(canonical_design(in.problems[0], in.pred, spline, true), "class-biases");
   } else {
     ECEKDE_ASSERT(!ring);
     // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
@@ -1006,29 +1024,29 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
     const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
     WorkLedger::start(in.plan.control, pilot_work(problems.size(), n) + pooled_work(problems.size(), n));
-    // Marginal: the pooled fit, the same on every rank (its pairs are every rank's).
+    // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
+    // -log of its held-out pooled pilot at its label.
     std::optional<PooledPairs> pooled;
     std::shared_ptr<const LogitSpline> pooled_spline;
     std::vector<std::vector<double>> pooled_theta;
+    std::vector<double> pair_loss;
     if (problems.size() > 1) {
       pooled = pooled_pairs(in.problems, folds, n, in.plan);
       pooled_spline = score_spline(pooled->lp);
       Problem pairs = make_problem(pooled->lp);
       pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled_spline)), *in.plan.kernels,
                                     pooled->folds, options.folds, in.plan.threads, in.plan.control);
+      pair_loss.resize(pooled->lp.points.n);
+      for (std::size_t i = 0; i < pair_loss.size(); ++i) pair_loss[pooled->lp.original[i]] = pilot_log_loss(pairs, i);
       WorkLedger::done(in.plan.control, pooled_work(problems.size(), n));
     }
-    // Each class's held-out log-loss under its own pilot and under the pooled one, summed over the
-    // classes: the pooled pilot replaces every class's own where its sum is lower. One choice for all
+    // The held-out log-loss of each class's own pilot and of the pooled one over the class's pairs (all its
+    // rows where n K <= kMaxPooledPairs), summed over the classes: the pooled pilot replaces every class's
+    // own where its sum is lower. Over the pairs, the pooled side is already known. One choice for all
     // classes, not one per class: each choice reads the labels once, and K of them (each keeping the
     // pilot that agrees better with its class's labels) made calibrated K = 100 models read marginal
     // CE_1 = 0.048 instead of 0.012.
     std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0);
-    auto pooled_pilot = [&](const Problem& pr) {
-      Problem shared = make_problem(*pr.lp);
-      predict_folds(shared, beta_design(*pr.lp, pooled_spline), pooled_theta, folds);
-      return shared;
-    };
     parallel_for(
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
@@ -1036,9 +1054,9 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
           Problem& pr = problems[q];
           crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp))), *in.plan.kernels, folds,
                          options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
-          if (pooled) {
-            own_loss[q] = held_out_log_loss(pr, nullptr, n);
-            pooled_loss[q] = held_out_log_loss(pooled_pilot(pr), nullptr, n);
+          for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
+            own_loss[q] += pilot_log_loss(pr, pooled->position[pair]);
+            pooled_loss[q] += pair_loss[pair];
           }
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },
@@ -1048,7 +1066,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         std::accumulate(own_loss.begin(), own_loss.end(), 0.0)) {
       parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
         Problem& pr = problems[mine.begin + own];
-        pr.pilot = pooled_pilot(pr).pilot;
+        predict_folds(pr, beta_design(*pr.lp, pooled_spline), pooled_theta, folds);
       });
       for (Problem& pr : problems) pr.map = "pooled-beta";
     }
