@@ -158,7 +158,8 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
 // The default crossfit estimator on the ring: pilots fitted over every rank's rows (distributed Newton sums,
 // knots as order statistics over the ranks), corrections from the travelling residuals, the Brier criterion,
 // the standard error and the warnings summed over the ranks; the whole Result equals estimate() alone on the
-// whole input to 1e-12 relative. K = 70 takes the wide payload (K >= 64) and drops the class biases; n = 60
+// whole input to 1e-12 relative. K = 70 takes the wide payload (K >= 64) and fits the pilot with class
+// biases as a candidate (64 < K <= 128), chosen by a held-out log-loss summed over the ranks; n = 60
 // at K = 10 warns of too few samples. With labels drawn from f with two classes swapped, the pilot keeps its
 // full-matrix candidate, chosen by a held-out log-loss summed over the ranks.
 TEST(Ring, CrossfitMatchesAlone) {
