@@ -557,9 +557,8 @@ TEST(Crossfit, AMatrixPilotIsKeptWhereClassesAreConfused) {
 // Marginal at many classes: each class has few positives (60 here), too few for its own Beta pilot, and
 // the classes share one map, so the pooled pilot predicts their held-out labels better and is kept
 // (Result::pilot says so); the estimate reads within 5% of the truth (-2.8%; the classes' own pilots read
-// -7.5%). With two classes and a map that
-// moves them apart (a bias of +1 in class 0's logit, so -1 in class 1's), one pooled map fits neither
-// class, and each keeps its own.
+// -7.5%). With two classes and a map that moves them apart (a bias of +1 in class 0's logit, so -1 in
+// class 1's), one pooled map fits neither class, and each keeps its own.
 TEST(Crossfit, APooledPilotIsKeptWhereClassesShareAMap) {
   oracle::Data many = testdata::softmax_predictions(3000, 50, 31, 3.0);
   const double truth = testdata::mix_with_uniform(many, 0.3, 32);
