@@ -204,6 +204,22 @@ struct FoldDesigns {
   }
 };
 
+// The ridge of a pilot's fit on `rows`: kPilotPenalty, scaled for two-class designs by 4 pi (1 - pi), pi
+// the share of positives among those rows (every rank's with `ranks`; never a held-out row's label), and
+// at least 1e-3 of it. The fits minimise a mean log-loss whose curvature is about pi per row, so a fixed
+// ridge shrank a rare class's map towards f, the identity: on an ImageNet-shaped model (K = 1,000, the
+// pooled fit on every pair, pi = 1 / K) marginal CE_2^2 read 39% low with it and 18% low with a ridge
+// 1,000 times smaller (docs/validation.md, 7.11). The floor keeps a class without positives finite.
+double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<const std::size_t> rows,
+                     Communicator* ranks) {
+  if (!design.binary()) return kPilotPenalty;
+  std::array<double, 2> counts{0.0, static_cast<double>(rows.size())};
+  for (std::size_t j : rows) counts[0] += pr.labels[j] == 1;
+  combine_shares(ranks, counts);
+  const double pi = counts[1] > 0 ? counts[0] / counts[1] : 0.5;
+  return kPilotPenalty * std::max(4 * pi * (1 - pi), 1e-3);
+}
+
 // Fits the designs with cross-fitting and writes each row's held-out pilot into pr.pilot: the positive
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
@@ -223,9 +239,10 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
   auto fit = [&](std::size_t f, std::span<const double> start, bool predict) {
     const LogitDesign design = designs.of(f);
-    std::vector<double> theta = train[f].empty()
-                                    ? std::vector<double>(parameters, 0.0)
-                                    : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control, start);
+    std::vector<double> theta =
+        train[f].empty() ? std::vector<double>(parameters, 0.0)
+                         : fit_logit(design, kernels, pr.labels, train[f], pilot_penalty(pr, design, train[f], nullptr),
+                                     control, start);
     if (predict) predict_pilot(pr, design, theta, held_out[f]);
     return theta;
   };
@@ -268,7 +285,8 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
   for (std::size_t f = 0; f < folds; ++f) {
     const LogitDesign design = designs.of(f);
     theta[f] = training[f] == 0 ? std::vector<double>(design.parameters(), 0.0)
-                                : fit_logit(design, kernels, pr.labels, train[f], kPilotPenalty, control,
+                                : fit_logit(design, kernels, pr.labels, train[f],
+                                            pilot_penalty(pr, design, train[f], ranks), control,
                                             f == 0 ? start : theta[0], ranks);
     predict_pilot(pr, design, theta[f], held_out[f]);
   }
@@ -283,15 +301,16 @@ std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, Commun
 }
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
-// logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s).
-LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline) {
+// logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s) (+ a fixed
+// `log_odds_offset`: a fit on a sample that keeps 1 in m negatives adds log m, then predicts without it).
+LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0) {
   LogitDesign d;
   d.L = 2;
   d.D = 3 + LogitSpline::kFunctions;
-  d.row = [&lp, spline, D = d.D](std::size_t j, double* offset, double* x) {
+  d.row = [&lp, spline, log_odds_offset, D = d.D](std::size_t j, double* offset, double* x) {
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
     offset[0] = safe_log(r, kLogFloor);
-    offset[1] = safe_log(s, kLogFloor);
+    offset[1] = safe_log(s, kLogFloor) + log_odds_offset;
     std::fill_n(x, D, 0.0);  // class 0: no features
     x[D] = safe_log(s, kFeatureFloor);
     x[D + 1] = safe_log(r, kFeatureFloor);
@@ -804,16 +823,19 @@ double pilot_work(std::size_t count, std::size_t n) {
   return static_cast<double>(count) * static_cast<double>(n) * kPilotRowWork;
 }
 
-// Marginal's pooled pilot (below) is fitted on at most this many (row, class) pairs: above it, on a
-// label-free sample of them, one in pooled_stride().
-constexpr std::size_t kMaxPooledPairs = std::size_t{1} << 19;
+// Marginal's pooled pilot (below) is fitted on every positive (row, class) pair, a row and its label's
+// class, and on at most about plan.pooled_negatives negative ones: above that, on a label-free sample of
+// them, one in pooled_stride(). The positives carry what the fit learns (1 in K pairs); a sample of all
+// pairs kept about 500 of them at n = 10,000 and at n = 50,000 alike (K = 1,000).
 constexpr std::uint64_t kPooledSeed = 0x706f6f6c6564ULL;
 
-std::size_t pooled_stride(std::size_t n, std::size_t k) { return (n * k + kMaxPooledPairs - 1) / kMaxPooledPairs; }
+std::size_t pooled_stride(std::size_t n, std::size_t k, const SweepPlan& plan) {
+  return std::max<std::size_t>(1, (n * (k - 1) + plan.pooled_negatives - 1) / plan.pooled_negatives);
+}
 
-// Marginal's pooled fit over its pairs (about n K / pooled_stride of them); none for one problem.
-double pooled_work(std::size_t problems, std::size_t n) {
-  return problems > 1 ? pilot_work(1, n * problems / pooled_stride(n, problems)) : 0.0;
+// Marginal's pooled fit over its pairs (about n + n (K - 1) / pooled_stride of them); none for one problem.
+double pooled_work(std::size_t problems, std::size_t n, const SweepPlan& plan) {
+  return problems > 1 ? pilot_work(1, n + n * (problems - 1) / pooled_stride(n, problems, plan)) : 0.0;
 }
 
 // The canonical pilot's top-label feature for each fold's fit: the one-dimensional problem's pilot fitted
@@ -912,54 +934,71 @@ struct PooledPairs {
   std::vector<std::size_t> folds;     // each pair's fold (its row's)
   std::vector<std::size_t> first;     // K + 1: class c's pairs are first[c] .. first[c + 1] - 1
   std::vector<std::size_t> position;  // each pair's sorted position in its class's problem (classes held here)
+  double stride = 1;                  // the negative pairs kept: 1 in stride (each stands for stride pairs)
+  std::shared_ptr<const LogitSpline> spline;  // over the pairs a label-free sample would keep, not the labels'
 };
 
-// The pairs of the pooled fit: all n K of them, or those whose hash of (row, class) falls in one of
-// pooled_stride() equal parts, in class-then-row order. Which pairs is fixed by n and K alone, so every
-// rank knows the layout; where each rank holds only its own classes' problems (owned), the ranks fill
-// their classes' pairs and add up the rest.
+// The pairs of the pooled fit, in class-then-row order: every positive one, and the negative ones whose
+// hash of (row, class) falls in one of pooled_stride() equal parts (all of them where that is 1). Where
+// each rank holds only its own classes' problems (owned), the ranks count and fill their classes' pairs
+// (with each pair's row, for its fold) and add up the rest.
 PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
                          std::size_t n, const SweepPlan& plan) {
-  const std::size_t K = problems.size(), stride = pooled_stride(n, K);
-  auto chosen = [&](std::size_t row, std::size_t c) { return stride == 1 || Rng(kPooledSeed ^ (row * K + c)).next() % stride == 0; };
-  PooledPairs out;
-  std::vector<std::size_t>& first = out.first;
-  first.assign(K + 1, 0);
-  for (std::size_t c = 0; c < K; ++c) {
-    first[c + 1] = first[c];
-    for (std::size_t row = 0; row < n; ++row) first[c + 1] += chosen(row, c);
-  }
+  const std::size_t K = problems.size(), stride = pooled_stride(n, K, plan);
+  auto sampled = [&](std::size_t row, std::size_t c) {
+    return stride == 1 || Rng(kPooledSeed ^ (row * K + c)).next() % stride == 0;
+  };
   const Share mine = plan.owned_problems ? share_of(K, plan.communicator) : Share{0, K};
-  std::vector<double> values(3 * first[K], 0.0);  // s, rest, positive
+  std::vector<double> counts(K, 0.0);
+  for (std::size_t c = mine.begin; c < mine.end; ++c)
+    for (std::size_t i = 0; i < n; ++i) counts[c] += problems[c].label(i) == 1 || sampled(problems[c].original[i], c);
+  if (plan.owned_problems) combine_shares(plan.communicator, counts);
+  PooledPairs out;
+  out.stride = static_cast<double>(stride);
+  out.first.assign(K + 1, 0);
+  for (std::size_t c = 0; c < K; ++c) out.first[c + 1] = out.first[c] + static_cast<std::size_t>(counts[c]);
+  const std::size_t pairs = out.first[K];
+  std::vector<double> values(4 * pairs, 0.0);  // s, rest, positive, row
   std::vector<std::size_t> position(n);
-  out.position.assign(first[K], 0);
+  out.position.assign(pairs, 0);
   for (std::size_t c = mine.begin; c < mine.end; ++c) {
     const LabelledPoints& lp = problems[c];
     for (std::size_t i = 0; i < n; ++i) position[lp.original[i]] = i;
-    std::size_t pair = first[c];
-    for (std::size_t row = 0; row < n; ++row) {
-      if (!chosen(row, c)) continue;
+    for (std::size_t row = 0, pair = out.first[c]; row < n; ++row) {
       const std::size_t i = position[row];
-      values[3 * pair] = lp.points.x(i, 0);
-      values[3 * pair + 1] = lp.points.x(i, 1);
-      values[3 * pair + 2] = static_cast<double>(lp.label(i));
+      if (lp.label(i) != 1 && !sampled(row, c)) continue;
+      values[4 * pair] = lp.points.x(i, 0);
+      values[4 * pair + 1] = lp.points.x(i, 1);
+      values[4 * pair + 2] = static_cast<double>(lp.label(i));
+      values[4 * pair + 3] = static_cast<double>(row);
       out.position[pair++] = i;
     }
   }
   if (plan.owned_problems) combine_shares(plan.communicator, values);
-  const std::size_t pairs = first[K];
-  std::vector<double> s(pairs), rest(pairs);
+  std::vector<double> s(pairs), rest(pairs), spline_logits;
   std::vector<std::int32_t> positive(pairs);
   out.folds.resize(pairs);
-  for (std::size_t c = 0, pair = 0; c < K; ++c)
-    for (std::size_t row = 0; row < n; ++row)
-      if (chosen(row, c)) {
-        s[pair] = values[3 * pair], rest[pair] = values[3 * pair + 1];
-        positive[pair] = static_cast<std::int32_t>(values[3 * pair + 2]);
-        out.folds[pair++] = folds[row];
-      }
+  for (std::size_t c = 0; c < K; ++c)
+    for (std::size_t pair = out.first[c]; pair < out.first[c + 1]; ++pair) {
+      const auto row = static_cast<std::size_t>(values[4 * pair + 3]);
+      s[pair] = values[4 * pair], rest[pair] = values[4 * pair + 1];
+      positive[pair] = static_cast<std::int32_t>(values[4 * pair + 2]);
+      out.folds[pair] = folds[row];
+      // The spline's knots are quantiles: taken over every kept pair, a held-out row's label (which keeps
+      // its positive pair) would move them.
+      if (sampled(row, c)) spline_logits.push_back(logit(s[pair], rest[pair]));
+    }
   out.lp = one_dimensional_problem(s, rest, positive);
+  out.spline = std::make_shared<const LogitSpline>(std::move(spline_logits));
   return out;
+}
+
+// A pair's -log of the pooled pilot at its label, with the fit's sampling offset (log stride) taken back
+// out, times the number of pairs it stands for: the sum over the pairs estimates the sum over all n K.
+double pooled_pair_loss(const Problem& pairs, std::size_t i, double stride) {
+  const double sampled = pairs.pilot[i], scale = sampled + stride * (1 - sampled);
+  return pairs.labels[i] ? -safe_log(sampled / scale, kLogFloor)
+                         : stride * -safe_log(stride * (1 - sampled) / scale, kLogFloor);
 }
 
 // Writes each row's pilot under its fold's parameters into pr.pilot.
@@ -1023,7 +1062,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const bool by_problem = comm && problems.size() > 1;
     const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
     const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
-    WorkLedger::start(in.plan.control, pilot_work(problems.size(), n) + pooled_work(problems.size(), n));
+    WorkLedger::start(in.plan.control, pilot_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
     // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
     // -log of its held-out pooled pilot at its label.
     std::optional<PooledPairs> pooled;
@@ -1032,20 +1071,21 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     std::vector<double> pair_loss;
     if (problems.size() > 1) {
       pooled = pooled_pairs(in.problems, folds, n, in.plan);
-      pooled_spline = score_spline(pooled->lp);
+      pooled_spline = pooled->spline;
       Problem pairs = make_problem(pooled->lp);
-      pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled_spline)), *in.plan.kernels,
-                                    pooled->folds, options.folds, in.plan.threads, in.plan.control);
+      pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled_spline, std::log(pooled->stride))),
+                                    *in.plan.kernels, pooled->folds, options.folds, in.plan.threads, in.plan.control);
       pair_loss.resize(pooled->lp.points.n);
-      for (std::size_t i = 0; i < pair_loss.size(); ++i) pair_loss[pooled->lp.original[i]] = pilot_log_loss(pairs, i);
-      WorkLedger::done(in.plan.control, pooled_work(problems.size(), n));
+      for (std::size_t i = 0; i < pair_loss.size(); ++i)
+        pair_loss[pooled->lp.original[i]] = pooled_pair_loss(pairs, i, pooled->stride);
+      WorkLedger::done(in.plan.control, pooled_work(problems.size(), n, in.plan));
     }
     // The held-out log-loss of each class's own pilot and of the pooled one over the class's pairs (all its
-    // rows where n K <= kMaxPooledPairs), summed over the classes: the pooled pilot replaces every class's
-    // own where its sum is lower. Over the pairs, the pooled side is already known. One choice for all
-    // classes, not one per class: each choice reads the labels once, and K of them (each keeping the
-    // pilot that agrees better with its class's labels) made calibrated K = 100 models read marginal
-    // CE_1 = 0.048 instead of 0.012.
+    // rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts stride times), summed
+    // over the classes: the pooled pilot replaces every class's own where its sum is lower. Over the pairs,
+    // the pooled side is already known. One choice for all classes, not one per class: each choice reads
+    // the labels once, and K of them (each keeping the pilot that agrees better with its class's labels)
+    // made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
     std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0);
     parallel_for(
         mine.size(), in.plan.threads,
@@ -1055,7 +1095,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
           crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp))), *in.plan.kernels, folds,
                          options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
           for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
-            own_loss[q] += pilot_log_loss(pr, pooled->position[pair]);
+            const std::size_t i = pooled->position[pair];
+            own_loss[q] += (pr.labels[i] ? 1 : pooled->stride) * pilot_log_loss(pr, i);
             pooled_loss[q] += pair_loss[pair];
           }
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
@@ -1084,7 +1125,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
 std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options) {
   std::vector<std::vector<double>> out;
   for (const Problem& pr : piloted_problems(in, options, nullptr)) {
-    const std::size_t n = pr.lp->points.n;
+    const std::size_t n = pr.pilot.empty() ? 0 : pr.lp->points.n;  // owned: the other ranks' problems have none
     std::vector<double> pilot(n * pr.depth);
     for (std::size_t j = 0; j < n; ++j)
       std::copy_n(pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth), pr.depth,
@@ -1116,7 +1157,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
                          grid.size(), max_rows, in.plan);
   work += options.type == CalibrationType::canonical ? pilot_work(1, own)
-                                                     : pilot_work(in.problems.size(), own) + pooled_work(in.problems.size(), own);
+                                                     : pilot_work(in.problems.size(), own) + pooled_work(in.problems.size(), own, in.plan);
   const PlannedWork planned(in.plan.control, work);
 
   const std::vector<Problem> problems = piloted_problems(in, options, ring);

@@ -17,6 +17,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
 
 /// The cross-fitted pilot of every kernel problem of `in`, in input row order (n x K for canonical, n
 /// values for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.
+/// Owned problems (SweepPlan::owned_problems): the other ranks' problems' pilots are empty.
 std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options);
 
 /// Each input row's crossfit fold (of `folds`), from a hash of the row's probabilities (each rounded to

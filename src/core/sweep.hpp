@@ -68,6 +68,9 @@ struct SweepPlan {
   // values (never per-row ones) are combined.
   bool owned_problems = false;
   std::size_t record_bytes = kRecordBytes;  // split: row records combined per round (sweep_blocks)
+  // Marginal's pooled pilot: at most about this many negative (row, class) pairs, a label-free sample
+  // above it (crossfit.cpp); tests lower it to reach the sampled fit at small n K.
+  std::size_t pooled_negatives = std::size_t{1} << 19;
 
   static SweepPlan from(const ExecutionOptions& execution);
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ecekde/estimate.hpp"
+#include "ecekde/random.hpp"
 #include "ecekde/synthetic.hpp"
 #include "zoo.hpp"
 
@@ -45,6 +46,48 @@ TEST(ZooTruth, AgreesWithTheExactTruthOfThePapersModel) {
     EXPECT_NEAR(t.canonical, exact.canonical.value, 5 * t.canonical_standard_error + 4 * exact.canonical.standard_error);
     EXPECT_NEAR(t.marginal, exact.marginal.value, 0.01 * exact.marginal.value);
     EXPECT_NEAR(t.top_label, exact.top_label.value, 0.01 * exact.top_label.value);
+  }
+}
+
+// The ImageNet-shaped model's closed-form P(y | f) against its generator: labels drawn first, logits given
+// the label as bench/imagenet_like.py draws them (written here again, not taken from the zoo). Over such
+// draws E[([y = c] - q_c(f)) h(f)] = 0 for every function h; for f itself (not calibrated) it is not.
+TEST(ZooTruth, ImagenetLikePosteriorIsTheGeneratorsCalibrationMap) {
+  for (const auto& [k, separation] : {std::pair<std::size_t, double>{4, 2.0}, {50, 5.0}}) {
+    ZooModel m = ecekde::research::imagenet_like(k);
+    m.base_param = separation;
+    ecekde::Rng rng(77);
+    constexpr std::size_t kDraws = 100000;
+    // Residual moments sum_c ([y = c] - g_c) h_c for g = q and g = f, with h = 1 at the top class, h = f.
+    std::vector<double> q_top(kDraws), q_f(kDraws), f_top(kDraws), f_f(kDraws);
+    std::vector<double> f(k);
+    for (std::size_t j = 0; j < kDraws; ++j) {
+      const std::size_t y = rng.below(k);
+      for (std::size_t c = 0; c < k; ++c) f[c] = 2 * rng.normal() + (c == y ? separation + 2 * rng.normal() : 0.0);
+      const double top = *std::max_element(f.begin(), f.end());
+      double sum = 0;
+      for (double& v : f) sum += v = std::exp((v - top) / 0.6);
+      for (double& v : f) v /= sum;
+      const std::vector<double> q = ecekde::research::calibration_map(m, f.data());
+      const std::size_t t = static_cast<std::size_t>(std::max_element(f.begin(), f.end()) - f.begin());
+      q_top[j] = (t == y) - q[t];
+      f_top[j] = (t == y) - f[t];
+      for (std::size_t c = 0; c < k; ++c) {
+        q_f[j] += ((c == y) - q[c]) * f[c];
+        f_f[j] += ((c == y) - f[c]) * f[c];
+      }
+    }
+    auto mean_and_error = [](const std::vector<double>& v) {
+      double mean = 0, squares = 0;
+      for (double x : v) mean += x / static_cast<double>(v.size()), squares += x * x / static_cast<double>(v.size());
+      return std::pair{mean, std::sqrt((squares - mean * mean) / static_cast<double>(v.size()))};
+    };
+    for (const auto& [calibrated, uncalibrated] : {std::pair{&q_top, &f_top}, std::pair{&q_f, &f_f}}) {
+      const auto [mean, error] = mean_and_error(*calibrated);
+      EXPECT_LT(std::fabs(mean), 4 * error) << "K " << k;
+      const auto [f_mean, f_error] = mean_and_error(*uncalibrated);
+      EXPECT_GT(std::fabs(f_mean), 10 * f_error) << "K " << k;
+    }
   }
 }
 
