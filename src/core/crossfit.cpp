@@ -1066,14 +1066,12 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
     // -log of its held-out pooled pilot at its label.
     std::optional<PooledPairs> pooled;
-    std::shared_ptr<const LogitSpline> pooled_spline;
     std::vector<std::vector<double>> pooled_theta;
     std::vector<double> pair_loss;
     if (problems.size() > 1) {
       pooled = pooled_pairs(in.problems, folds, n, in.plan);
-      pooled_spline = pooled->spline;
       Problem pairs = make_problem(pooled->lp);
-      pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled_spline, std::log(pooled->stride))),
+      pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled->spline, std::log(pooled->stride))),
                                     *in.plan.kernels, pooled->folds, options.folds, in.plan.threads, in.plan.control);
       pair_loss.resize(pooled->lp.points.n);
       for (std::size_t i = 0; i < pair_loss.size(); ++i)
@@ -1107,7 +1105,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         std::accumulate(own_loss.begin(), own_loss.end(), 0.0)) {
       parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
         Problem& pr = problems[mine.begin + own];
-        predict_folds(pr, beta_design(*pr.lp, pooled_spline), pooled_theta, folds);
+        predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
       });
       for (Problem& pr : problems) pr.map = "pooled-beta";
     }
