@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numbers>
 #include <numeric>
 #include <span>
@@ -102,6 +104,19 @@ void draw_base(const ZooModel& m, Rng& rng, double* f) {
       std::copy(z.begin(), z.end(), f);
       return;
     }
+    case Base::truncated_logits: {
+      for (std::size_t c = 0; c < K; ++c) z[c] = m.base_param * rng.normal();
+      std::vector<double> sorted = z;
+      const std::size_t kept = std::max<std::size_t>(2, (K + 2) / 3);
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(kept - 1), sorted.end(),
+                       std::greater<>());
+      const double smallest_kept = sorted[kept - 1];
+      for (double& v : z)
+        if (v < smallest_kept) v = -std::numeric_limits<double>::infinity();
+      softmax_in_place(z);
+      std::copy(z.begin(), z.end(), f);
+      return;
+    }
     case Base::gaussian_classes: {
       const std::size_t y = rng.below(K);
       for (std::size_t c = 0; c < K; ++c) z[c] = kLogitSd * rng.normal();
@@ -176,13 +191,26 @@ std::vector<double> one_dimensional_truth(std::vector<std::pair<double, double>>
   }
   std::vector<double> out(ps.size(), 0.0);
   const double W = static_cast<double>(w);
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::size_t lo = std::min(i >= w / 2 ? i - w / 2 : 0, N - w), hi = lo + w;
-    const double ms = (cs[hi] - cs[lo]) / W, mt = (ct[hi] - ct[lo]) / W;
-    const double vs = (css[hi] - css[lo]) / W - ms * ms, cv = (cst[hi] - cst[lo]) / W - ms * mt;
-    const double s = st[i].first;
-    const double m = mt + (vs > 1e-300 ? cv / vs : 0.0) * (s - ms);
-    for (std::size_t a = 0; a < ps.size(); ++a) out[a] += pow_abs(m - s, ps[a]);
+  // A run of equal s longer than a window (f_c = 0 of truncated predictions) is its own neighbourhood:
+  // E[q | s] is the run's mean of t. A window would take the mean of the neighbours the sort put next to
+  // each other by t.
+  for (std::size_t begin = 0; begin < N;) {
+    const double s = st[begin].first;
+    std::size_t end = begin + 1;
+    while (end < N && st[end].first == s) ++end;
+    for (std::size_t i = begin; i < end; ++i) {
+      double m = 0;
+      if (end - begin > w) {
+        m = (ct[end] - ct[begin]) / static_cast<double>(end - begin);
+      } else {
+        const std::size_t lo = std::min(i >= w / 2 ? i - w / 2 : 0, N - w), hi = lo + w;
+        const double ms = (cs[hi] - cs[lo]) / W, mt = (ct[hi] - ct[lo]) / W;
+        const double vs = (css[hi] - css[lo]) / W - ms * ms, cv = (cst[hi] - cst[lo]) / W - ms * mt;
+        m = mt + (vs > 1e-300 ? cv / vs : 0.0) * (s - ms);
+      }
+      for (std::size_t a = 0; a < ps.size(); ++a) out[a] += pow_abs(m - s, ps[a]);
+    }
+    begin = end;
   }
   for (double& v : out) v /= static_cast<double>(N);
   return out;
@@ -306,6 +334,15 @@ std::vector<ZooModel> held_out(std::size_t k) {
       {"imbalanced-mix", k, Base::imbalanced, 1.0, Map::mix_uniform, 0.1, 0},
       {"tempered-top", k, Base::tempered_uniform, 0.5, Map::top_power, 2.0, 0},
       {"logits-strong-over", k, Base::logits, 3.0, Map::temperature, 2.0, 0},
+  };
+}
+
+std::vector<ZooModel> saturated(std::size_t k) {
+  return {
+      {"truncated-calibrated", k, Base::truncated_logits, 2.0, Map::identity, 0, 0},
+      {"truncated-leak", k, Base::truncated_logits, 2.0, Map::mix_uniform, 0.1, 0},
+      {"truncated-overconfident", k, Base::truncated_logits, 2.0, Map::temperature, 1.5, 0},
+      {"truncated-class-bias", k, Base::truncated_logits, 2.0, Map::class_bias, 0.5, 3},
   };
 }
 

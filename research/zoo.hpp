@@ -22,6 +22,8 @@ enum class Base {
   tempered_uniform,  ///< T_param(u) with u uniform on the simplex (the paper's Section 4 predictions)
   gaussian_classes,  ///< labels first: y uniform, logits 2 N(0, 1) plus param + 2 N(0, 1) on class y, f their
                      ///< softmax at temperature 0.6 (bench/imagenet_like.py's generator; param = 9 there)
+  truncated_logits,  ///< softmax of K N(0, param^2) logits over the largest ceil(K / 3) (at least 2) only, the
+                     ///< other classes exactly 0: top-k outputs, probabilities rounded or underflowed to 0
 };
 
 /// The calibration map q = E[y | f].
@@ -73,7 +75,8 @@ struct ZooTruth {
 
 /// Monte Carlo over `samples` draws of f (no labels are drawn: q is known). The one-dimensional
 /// conditional expectations E[q_c | f_c] are local-linear fits over windows of about 2 sqrt(samples)
-/// neighbours in sorted order (docs/validation.md, Section 7.1, checks them against the exact values of
+/// neighbours in sorted order (a value shared by more draws than a window, such as f_c = 0, takes their
+/// mean) (docs/validation.md, Section 7.1, checks them against the exact values of
 /// the paper's model). For Base::gaussian_classes the classes are exchangeable and each is a row's label
 /// 1 time in K, so its marginal fit pools the (f_c, q_c) pairs of all classes (one map for every class)
 /// rather than thinning a window over each class's few labelled rows. One truth per entry of ps.
@@ -87,6 +90,11 @@ std::vector<ZooModel> family(std::size_t k);
 /// separation 9 and Map::posterior. At K = 1,000: top-1 accuracy about 0.81, 3 to 4 points above the mean
 /// confidence, and small probabilities too large (f_c = 0.0017 has q_c = 0.0013).
 ZooModel imagenet_like(std::size_t k);
+
+/// Models with exact zeros among their predictions (Base::truncated_logits), calibrated and not: the zeros
+/// keep their labels' share (q_c = param / K where f_c = 0, mixing with the uniform) or stay zeros
+/// (temperature, class biases). docs/validation.md, 7.12.
+std::vector<ZooModel> saturated(std::size_t k);
 
 /// A model of the family by name (throws std::invalid_argument if unknown).
 ZooModel model_named(const std::string& name, std::size_t k);

@@ -10,8 +10,9 @@
 //                                              mean, its error relative and in standard errors, coverage
 //   ecekde_accuracy summary     SETS N K...    the same for the zoo's models (research::family), at any K
 //   ecekde_accuracy imagenet-like SETS N K...  the same for research::imagenet_like (its map in closed form)
+//   ecekde_accuracy saturated   SETS N K...    the same for research::saturated (exact zeros among f)
 // Data set s of a model uses seed 1000 + s (held-out: 500 + s); the truths use 2^22 Monte Carlo draws
-// (held-out, summary and imagenet-like: 2^20, or fewer at large K so that draws x K <= 2^27).
+// (held-out, summary, imagenet-like and saturated: 2^20, or fewer at large K so that draws x K <= 2^27).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -149,13 +150,14 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if ((mode == "held-out" || mode == "summary" || mode == "imagenet-like") && argc > 4) {
+  if ((mode == "held-out" || mode == "summary" || mode == "imagenet-like" || mode == "saturated") && argc > 4) {
     const std::size_t sets = std::stoul(argv[2]), n = std::stoul(argv[3]);
     const bool held_out = mode == "held-out";
     std::fprintf(out, "k,model,type,p,truth,mean,relative_error,standard_errors,coverage\n");
     for (std::size_t k : numbers(argc, argv, 4))
       for (const ZooModel& m : held_out                   ? research::held_out(k)
                                : mode == "imagenet-like" ? std::vector<ZooModel>{research::imagenet_like(k)}
+                               : mode == "saturated"     ? research::saturated(k)
                                                          : research::family(k)) {
         std::size_t draws = std::size_t{1} << 20;
         while (draws * k > (std::size_t{1} << 27)) draws /= 2;
@@ -223,6 +225,6 @@ int main(int argc, char** argv) {
     });
     return 0;
   }
-  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K... | summary SETS N K... | imagenet-like SETS N K...\n");
+  std::fprintf(stderr, "usage: ecekde_accuracy truth K... | table N SETS K... | convergence SETS K N... | coverage SETS N K... | cells SETS [DRAWS] | held-out SETS N K... | summary SETS N K... | imagenet-like SETS N K... | saturated SETS N K...\n");
   return 2;
 }

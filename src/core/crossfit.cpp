@@ -75,18 +75,47 @@ double safe_log(double v, double floor) { return std::log(std::max(v, floor)); }
 // logit(s) = log s - log(1 - s), with 1 - s given as `rest` for precision near 1, floored like the features.
 double logit(double s, double rest) { return safe_log(s, kFeatureFloor) - safe_log(rest, kFeatureFloor); }
 
+// Saturated probabilities: below kFeatureFloor, or within it of 1 (the zeros of rounded or truncated
+// outputs, a softmax that underflowed, a tree's pure leaf). Their logarithms say nothing about the map, the
+// floor is arbitrary, and a zero's offset sat at log 1e-308, so no pilot could give a class of f_c = 0 the
+// probability its labels show: canonical CE_1 read 80% low on a truncated softmax (docs/validation.md,
+// 7.12). Where an input has any, its pilots set their level by indicators with their own parameters
+// (LogitSpline::saturated), floor their offsets at kFeatureFloor, and keep them out of the spline.
+bool saturated(double v) { return v < kFeatureFloor; }
+
+// A saturated probability's indicator takes this value, -log kFeatureFloor (27.6), the distance in log
+// probability from the floor to 1: lifting a zero to a probability of 0.01 then takes a parameter of 0.83,
+// not 23, so the pilots' ridge (which pulls it back towards the floor) barely bites.
+const double kSaturatedIndicator = -std::log(kFeatureFloor);
+
+// Whether any coordinate of the problems' points is saturated, on any of `ranks` (rows or problems split
+// among them; null: this process holds them all).
+bool any_saturated(std::span<const LabelledPoints> problems, Communicator* ranks) {
+  std::vector<double> count{0.0};
+  for (const LabelledPoints& lp : problems)
+    count[0] += static_cast<double>(std::count_if(lp.points.x_t.begin(), lp.points.x_t.end(), saturated));
+  combine_shares(ranks, count);
+  return count[0] > 0;
+}
+
 // A restricted cubic spline basis (linear beyond the outer knots) of a score's logit, with knots at fixed
 // quantiles of the values it is built from (no labels) and each basis function scaled to unit spread over
 // them, so that the pilot can bend where a temperature or Beta map cannot (mixing with the uniform
 // distribution, non-monotone distortions) at the cost of a few parameters. With `ranks` (own_rows), the
-// values are every rank's: the knots are the same order statistics, the spreads the same sums.
+// values are every rank's: the knots are the same order statistics, the spreads the same sums. It also
+// carries whether the input has saturated probabilities: the designs then give them indicators, and the
+// values it is built from leave them out.
 class LogitSpline {
  public:
   static constexpr std::size_t kKnots = 5, kFunctions = kKnots - 2;
 
-  explicit LogitSpline(std::vector<double> values, Communicator* ranks = nullptr) {
+  LogitSpline(std::vector<double> values, bool saturated, Communicator* ranks = nullptr) : saturated_(saturated) {
     std::vector<double> count{static_cast<double>(values.size())};
     combine_shares(ranks, count);
+    if (count[0] == 0) {  // every value saturated: the basis is 0 wherever it is evaluated
+      for (std::size_t q = 0; q < kKnots; ++q) knots_[q] = 1e-6 * static_cast<double>(q);
+      return;
+    }
     std::array<std::size_t, kKnots> at{};
     for (std::size_t q = 0; q < kKnots; ++q)
       at[q] = static_cast<std::size_t>((0.05 + 0.9 * static_cast<double>(q) / (kKnots - 1)) * (count[0] - 1));
@@ -113,6 +142,8 @@ class LogitSpline {
     }
   }
 
+  bool saturated() const { return saturated_; }
+
   void basis(double t, double* out) const {
     auto cube = [](double v) { return v > 0 ? v * v * v : 0.0; };
     const double last = knots_[kKnots - 1], before = knots_[kKnots - 2], span = last - before;
@@ -125,6 +156,7 @@ class LogitSpline {
  private:
   std::array<double, kKnots> knots_{};
   std::array<double, kFunctions> scale_{};
+  bool saturated_ = false;
 };
 
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
@@ -138,6 +170,7 @@ struct Problem {
   std::vector<int> labels;    // sorted position -> class (or 0/1)
   std::vector<double> pilot;  // n x depth: the cross-fitted pilot, sorted order
   const char* map = "";       // the pilot's family (Result::pilot)
+  bool saturated = false;     // canonical: the input has saturated probabilities (any_saturated)
 
   double target(std::size_t j, std::size_t l) const {
     return depth == 1 ? labels[j] : static_cast<double>(static_cast<std::size_t>(labels[j]) == l);
@@ -293,29 +326,43 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
   return theta;
 }
 
-// The spline in logit(s) of a one-dimensional problem, over its scores (no labels).
-std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, Communicator* ranks = nullptr) {
-  std::vector<double> t(lp.points.n);
-  for (std::size_t j = 0; j < lp.points.n; ++j) t[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
-  return std::make_shared<const LogitSpline>(std::move(t), ranks);
+// The spline in logit(s) of a one-dimensional problem, over its scores (no labels), those saturated left out
+// where `saturated` (any_saturated() over every problem whose pilots share parameters with this one's).
+std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool saturated, Communicator* ranks = nullptr) {
+  std::vector<double> t;
+  t.reserve(lp.points.n);
+  for (std::size_t j = 0; j < lp.points.n; ++j) {
+    const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
+    if (!saturated || !(detail::saturated(s) || detail::saturated(r))) t.push_back(logit(s, r));
+  }
+  return std::make_shared<const LogitSpline>(std::move(t), saturated, ranks);
 }
 
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s) (+ a fixed
 // `log_odds_offset`: a fit on a sample that keeps 1 in m negatives adds log m, then predicts without it).
+// With a saturated input (the spline says so), two more terms u [s saturated] + v [1 - s saturated] set the
+// level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor.
 LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0) {
+  constexpr std::size_t kFirstSpline = 3;  // after log s, log(1 - s) and the intercept
   LogitDesign d;
   d.L = 2;
-  d.D = 3 + LogitSpline::kFunctions;
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0);
   d.row = [&lp, spline, log_odds_offset, D = d.D](std::size_t j, double* offset, double* x) {
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
-    offset[0] = safe_log(r, kLogFloor);
-    offset[1] = safe_log(s, kLogFloor) + log_odds_offset;
-    std::fill_n(x, D, 0.0);  // class 0: no features
+    const bool indicators = spline->saturated(), low = indicators && saturated(s), high = indicators && saturated(r);
+    const double floor = indicators ? kFeatureFloor : kLogFloor;
+    offset[0] = safe_log(r, floor);
+    offset[1] = safe_log(s, floor) + log_odds_offset;
+    std::fill_n(x, 2 * D, 0.0);  // class 0: no features
     x[D] = safe_log(s, kFeatureFloor);
     x[D + 1] = safe_log(r, kFeatureFloor);
     x[D + 2] = 1;
-    spline->basis(logit(s, r), x + D + 3);
+    if (!(low || high)) spline->basis(logit(s, r), x + D + kFirstSpline);
+    if (indicators) {
+      x[D + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
+      x[D + kFirstSpline + LogitSpline::kFunctions + 1] = high ? kSaturatedIndicator : 0.0;
+    }
   };
   return d;
 }
@@ -329,12 +376,15 @@ std::pair<std::size_t, double> top_and_rest(const double* f, std::size_t K) {
   return {top, rest};
 }
 
-// The canonical pilot's spline in logit f, over every probability of the input (no labels).
-std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pred, Communicator* ranks = nullptr) {
+// The canonical pilot's spline in logit f, over every probability of the input (no labels), those saturated
+// left out where `saturated`.
+std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pred, bool saturated,
+                                                    Communicator* ranks = nullptr) {
   std::vector<double> t;
   t.reserve(pred.f.size());
-  for (double f : pred.f) t.push_back(logit(f, 1 - f));  // the spline sorts them: any order
-  return std::make_shared<const LogitSpline>(std::move(t), ranks);
+  for (double f : pred.f)  // the spline sorts them: any order
+    if (!saturated || !(detail::saturated(f) || detail::saturated(1 - f))) t.push_back(logit(f, 1 - f));
+  return std::make_shared<const LogitSpline>(std::move(t), saturated, ranks);
 }
 
 // The canonical pilot: z_jc = log f_jc + a log f_jc + b_c + gamma t_jc + sum_f e_f N_f(logit f_jc), where t_j
@@ -345,12 +395,15 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 // rows leave t_j at 0 for the adjustment to write.
 // With a matrix penalty, the design also takes a full K x K matrix W on log f (Dirichlet calibration's,
 // z_jc += sum_m W_cm log f_jm), penalised by it: the matrix can move probability from one class to
-// another, which the shared terms cannot.
+// another, which the shared terms cannot. With a saturated input (the spline says so), one more term
+// u [f_jc saturated] sets the level of classes of (nearly) zero probability, whose offsets are then floored
+// at kFeatureFloor; saturated probabilities (and a top class of probability 1) have no spline terms.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
                              std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty = 0) {
+  constexpr std::size_t kFirstSpline = 2;  // after log f and the top-label adjustment's feature
   LogitDesign d;
   d.L = lp.classes;
-  d.D = 2 + LogitSpline::kFunctions;
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
   d.class_bias = class_bias;
   d.M = matrix_penalty > 0 ? lp.classes : 0;
   d.matrix_penalty = matrix_penalty;
@@ -358,12 +411,18 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
     const auto [top, rest] = top_and_rest(f, K);
+    const bool indicator = spline->saturated();
     for (std::size_t c = 0; c < K; ++c) {
-      const double log_f = safe_log(f[c], kFeatureFloor);  // logit(f, r) = log_f - safe_log(r)
-      offset[c] = lp.points.log_x[j * K + c];
+      const double log_f = safe_log(f[c], kFeatureFloor), other = c == top ? rest : 1 - f[c];
+      const bool low = indicator && saturated(f[c]);
+      offset[c] = indicator ? log_f : lp.points.log_x[j * K + c];
       x[D * c] = log_f;
       x[D * c + 1] = 0;
-      spline->basis(log_f - safe_log(c == top ? rest : 1 - f[c], kFeatureFloor), x + D * c + 2);
+      if (low || (indicator && saturated(other)))
+        std::fill_n(x + D * c + kFirstSpline, LogitSpline::kFunctions, 0.0);
+      else
+        spline->basis(log_f - safe_log(other, kFeatureFloor), x + D * c + kFirstSpline);  // logit(f, other)
+      if (indicator) x[D * c + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
       if (M > 0) x[D * K + c] = log_f;
     }
   };
@@ -853,7 +912,8 @@ std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, co
   std::vector<Problem> problems{make_problem(lp)};
   const std::size_t n = lp.points.n;
   WorkLedger::start(plan.control, pilot_work(1, n));
-  const LogitDesign design = beta_design(lp, score_spline(lp, ring ? ring->comm : nullptr));
+  Communicator* ranks = ring ? ring->comm : nullptr;
+  const LogitDesign design = beta_design(lp, score_spline(lp, any_saturated({&lp, 1}, ranks), ranks));
   const std::vector<std::vector<double>> theta =
       ring ? crossfit_pilot_on_ring(problems[0], FoldDesigns(design), *plan.kernels, folds, fold_count, plan.control,
                                     ring->comm)
@@ -941,9 +1001,9 @@ struct PooledPairs {
 // The pairs of the pooled fit, in class-then-row order: every positive one, and the negative ones whose
 // hash of (row, class) falls in one of pooled_stride() equal parts (all of them where that is 1). Where
 // each rank holds only its own classes' problems (owned), the ranks count and fill their classes' pairs
-// (with each pair's row, for its fold) and add up the rest.
+// (with each pair's row, for its fold) and add up the rest. `saturated`: any_saturated() over every class.
 PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
-                         std::size_t n, const SweepPlan& plan) {
+                         std::size_t n, const SweepPlan& plan, bool saturated) {
   const std::size_t K = problems.size(), stride = pooled_stride(n, K, plan);
   auto sampled = [&](std::size_t row, std::size_t c) {
     return stride == 1 || Rng(kPooledSeed ^ (row * K + c)).next() % stride == 0;
@@ -986,10 +1046,11 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
       out.folds[pair] = folds[row];
       // The spline's knots are quantiles: taken over every kept pair, a held-out row's label (which keeps
       // its positive pair) would move them.
-      if (sampled(row, c)) spline_logits.push_back(logit(s[pair], rest[pair]));
+      if (sampled(row, c) && !(saturated && (detail::saturated(s[pair]) || detail::saturated(rest[pair]))))
+        spline_logits.push_back(logit(s[pair], rest[pair]));
     }
   out.lp = one_dimensional_problem(s, rest, positive);
-  out.spline = std::make_shared<const LogitSpline>(std::move(spline_logits));
+  out.spline = std::make_shared<const LogitSpline>(std::move(spline_logits), saturated);
   return out;
 }
 
@@ -1018,7 +1079,9 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   if (options.type == CalibrationType::canonical) {
     const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
     const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
-    const auto spline = canonical_spline(in.pred, ring ? ring->comm : nullptr);
+    Communicator* ranks = ring ? ring->comm : nullptr;
+    problems[0].saturated = any_saturated(in.problems, ranks);
+    const auto spline = canonical_spline(in.pred, problems[0].saturated, ranks);
     const std::size_t K = in.pred.k;
     const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
     // Each fold's top-label adjustment: the same for both designs, which share the feature it rewrites.
@@ -1060,6 +1123,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const std::size_t n = in.pred.n;
     Communicator* comm = in.plan.communicator;
     const bool by_problem = comm && problems.size() > 1;
+    // One answer for every class: the pooled pilot's parameters are predicted at each class's rows.
+    const bool saturated = any_saturated(in.problems, in.plan.owned_problems ? comm : nullptr);
     const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
     const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
     WorkLedger::start(in.plan.control, pilot_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
@@ -1069,7 +1134,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     std::vector<std::vector<double>> pooled_theta;
     std::vector<double> pair_loss;
     if (problems.size() > 1) {
-      pooled = pooled_pairs(in.problems, folds, n, in.plan);
+      pooled = pooled_pairs(in.problems, folds, n, in.plan, saturated);
       Problem pairs = make_problem(pooled->lp);
       pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled->spline, std::log(pooled->stride))),
                                     *in.plan.kernels, pooled->folds, options.folds, in.plan.threads, in.plan.control);
@@ -1090,7 +1155,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         [&](std::size_t own, int) {
           const std::size_t q = mine.begin + own;
           Problem& pr = problems[q];
-          crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp))), *in.plan.kernels, folds,
+          crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp, saturated))), *in.plan.kernels, folds,
                          options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
           for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
             const std::size_t i = pooled->position[pair];
@@ -1158,7 +1223,20 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
                                                      : pilot_work(in.problems.size(), own) + pooled_work(in.problems.size(), own, in.plan);
   const PlannedWork planned(in.plan.control, work);
 
-  const std::vector<Problem> problems = piloted_problems(in, options, ring);
+  std::vector<Problem> problems = piloted_problems(in, options, ring);
+  // Canonical with saturated probabilities: the corrections' kernel reads them at kFeatureFloor, as the
+  // pilot does. With zeros at 1e-308 the kernel between rows whose zeros differ is exp(-708 f_ik / h), so
+  // no bandwidth of the grid was flat: each row's correction was the mean residual of the few rows with
+  // its own zeros (210 patterns at K = 10), whose noise flipped signs of g - f (a tempered truncated
+  // softmax read canonical CE_1 20% low, 9% with the floor; docs/validation.md, 7.12). The corrections'
+  // kernel only smooths residuals; the paper's estimator keeps its own.
+  LabelledPoints floored;
+  if (problems[0].saturated) {
+    floored = *problems[0].lp;
+    const double floor = std::log(kFeatureFloor);
+    for (double& v : floored.points.log_x) v = std::max(v, floor);
+    problems[0].lp = &floored;
+  }
   Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, *ring, in.plan)
                  : fit_corrections(problems, grid, max_rows, in.plan, n);
   r.bandwidth = fit.selection.bandwidth;

@@ -45,17 +45,18 @@ ecekde::Result run(const oracle::Data& d, const ecekde::EstimateOptions& o) {
 double phi(double t, double p) { return t == 0 ? 0.0 : (t > 0 ? 1.0 : -1.0) * std::pow(std::fabs(t), p - 1); }
 
 // One kernel problem written out plainly: points x_j (dim values), targets t_j (depth values), and the
-// values the error compares with (x itself for canonical, the score for one dimension).
+// values the error compares with (x itself for canonical, the score for one dimension). `at`: where the
+// kernel is read for row j when not at x_j (canonical with saturated probabilities: at max(x, 1e-12)).
 struct PlainProblem {
   std::size_t dim = 0, depth = 0;
-  std::vector<double> x, t;
+  std::vector<double> x, t, at;
 };
 
 std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType type) {
   const std::size_t n = d.n, K = d.k;
   std::vector<PlainProblem> out;
   auto one_dimensional = [&](auto score, auto positive) {
-    PlainProblem pr{1, 1, {}, {}};
+    PlainProblem pr{1, 1, {}, {}, {}};
     for (std::size_t j = 0; j < n; ++j) {
       pr.x.push_back(score(j));
       pr.t.push_back(positive(j) ? 1.0 : 0.0);
@@ -67,8 +68,10 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
   };
   switch (type) {
     case CalibrationType::canonical: {
-      PlainProblem pr{K, K, d.f, std::vector<double>(n * K, 0.0)};
+      PlainProblem pr{K, K, d.f, std::vector<double>(n * K, 0.0), {}};
       for (std::size_t j = 0; j < n; ++j) pr.t[j * K + static_cast<std::size_t>(d.y[j])] = 1;
+      if (std::any_of(d.f.begin(), d.f.end(), [](double v) { return v < 1e-12; }))
+        for (double v : d.f) pr.at.push_back(std::max(v, 1e-12));
       out.push_back(pr);
       break;
     }
@@ -97,7 +100,7 @@ std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& p
   std::vector<double> logw(n);
   for (std::size_t i = 0; i < n; ++i)
     logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
-                          : oracle::log_dirichlet(&pr.x[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
+                          : oracle::log_dirichlet(&(pr.at.empty() ? pr.x : pr.at)[j * pr.dim], &pr.x[i * pr.dim], pr.dim, h);
   logw[j] = -INFINITY;
   const double top = *std::max_element(logw.begin(), logw.end());
   double den = 0, squares = 0;
@@ -169,28 +172,35 @@ std::vector<CalibrationType> types_for(std::size_t k) {
   return {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
 }
 
+// Saturated: the second half of the rows truncated to their largest K - 1 probabilities (K = 2: one-hot),
+// so that the pilots take their indicators and the canonical corrections read zeros at 1e-12 (four of the
+// nine (h, p) pairs, for time).
 TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
-  for (std::size_t n : {23, 150})
-    for (std::size_t k : {2, 3, 6}) {
-      const oracle::Data d = testdata::softmax_predictions(n, k, 40 + n + k, 2.0, 1.6);
-      for (CalibrationType type : types_for(k))
-        for (double h : {0.003, 0.05, 1.0})
-          for (double p : {1.0, 1.5, 2.0}) {
-            SCOPED_TRACE(testing::Message() << "n " << n << " K " << k << " " << ecekde::to_string(type) << " h " << h
-                                            << " p " << p);
-            for (int threads : {1, 3})
-              for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{0}}) {
-                // the pilots of the same execution, as the library computes them (crossfit_pilots)
-                const ecekde::EstimateOptions o = options(type, h, p, threads, block);
-                const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
-                const auto [value, se] = plain_crossfit(d, type, h, p, ecekde::detail::crossfit_pilots(in, o));
-                const ecekde::Result r = run(d, o);
-                EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
-                EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
-                EXPECT_EQ(r.estimator, ecekde::Estimator::crossfit);
-              }
-          }
-    }
+  for (bool saturated : {false, true})
+    for (std::size_t n : {23, 150})
+      for (std::size_t k : {2, 3, 6}) {
+        oracle::Data d = testdata::softmax_predictions(n, k, 40 + n + k, 2.0, 1.6);
+        if (saturated) testdata::truncate(d, std::max<std::size_t>(k - 1, 1), n / 2);
+        for (CalibrationType type : types_for(k))
+          for (double h : {0.003, 0.05, 1.0})
+            for (double p : {1.0, 1.5, 2.0}) {
+              if (saturated && (h == 0.003 || p == 1.5)) continue;
+              SCOPED_TRACE(testing::Message() << (saturated ? "saturated, " : "") << "n " << n << " K " << k << " "
+                                              << ecekde::to_string(type) << " h " << h << " p " << p);
+              for (int threads : {1, 3})
+                for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{0}}) {
+                  // the pilots of the same execution, as the library computes them (crossfit_pilots)
+                  const ecekde::EstimateOptions o = options(type, h, p, threads, block);
+                  const auto in =
+                      ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
+                  const auto [value, se] = plain_crossfit(d, type, h, p, ecekde::detail::crossfit_pilots(in, o));
+                  const ecekde::Result r = run(d, o);
+                  EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+                  EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
+                  EXPECT_EQ(r.estimator, ecekde::Estimator::crossfit);
+                }
+            }
+      }
 }
 
 // The share of a canonical problem's pairs (i != j) whose weight the sweep flushes to 0: below exp(-700)
@@ -581,6 +591,35 @@ TEST(Crossfit, APooledPilotIsKeptWhereClassesShareAMap) {
     two.y[j] = rng.uniform() < 1 / (1 + std::exp(-logit)) ? 0 : 1;
   }
   EXPECT_EQ(run(two, options(CalibrationType::marginal, std::nullopt, 1)).pilot, "beta");
+}
+
+// Saturated probabilities (docs/validation.md, 7.12): predictions truncated to their two largest classes,
+// with labels from q = 0.88 f + 0.02, so that a class of f_c = 0 is the label 2% of the time. The pilots
+// give those classes the level their labels show through the saturated indicators, and the canonical
+// corrections read the zeros at 1e-12. Before, a zero's offset sat at log 1e-308: marginal's pilots put
+// 0.0137 on the zeros, and CE_1 read 0.118 (marginal) and 0.101 (canonical) against a truth of 0.165. The
+// truth is the rows' own mean of sum_c |q_c - f_c| (q_c is a function of f_c alone, so marginal's is the
+// same), no estimator involved.
+TEST(Crossfit, SaturatedProbabilitiesTakeTheLevelTheirLabelsShow) {
+  oracle::Data d = testdata::softmax_predictions(3000, 6, 71, 2.0);
+  testdata::truncate(d, 2);
+  const double truth = testdata::mix_with_uniform(d, 0.12, 72);
+  for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
+    SCOPED_TRACE(ecekde::to_string(type));
+    const ecekde::EstimateOptions o = options(type, std::nullopt, 1.0);
+    const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
+    const auto pilots = ecekde::detail::crossfit_pilots(in, o);
+    double level = 0, zeros = 0;
+    for (std::size_t j = 0; j < d.n; ++j)
+      for (std::size_t c = 0; c < d.k; ++c)
+        if (d.f[j * d.k + c] == 0) {
+          level += type == CalibrationType::canonical ? pilots[0][j * d.k + c] : pilots[c][j];
+          ++zeros;
+        }
+    EXPECT_NEAR(level / zeros, 0.02, 0.004);
+    const ecekde::Result r = run(d, o);
+    EXPECT_NEAR(r.ce, truth, 0.1 * truth);
+  }
 }
 
 // Above plan.pooled_negatives negative (row, class) pairs the pooled pilot is fitted on every positive pair

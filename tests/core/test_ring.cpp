@@ -161,7 +161,9 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
 // whole input to 1e-12 relative. K = 70 takes the wide payload (K >= 64) and fits the pilot with class
 // biases as a candidate (64 < K <= 128), chosen by a held-out log-loss summed over the ranks; n = 60
 // at K = 10 warns of too few samples. With labels drawn from f with two classes swapped, the pilot keeps its
-// full-matrix candidate, chosen by a held-out log-loss summed over the ranks.
+// full-matrix candidate, chosen by a held-out log-loss summed over the ranks. With the last third of the rows
+// truncated to two classes, only the last ranks hold saturated probabilities, and every rank takes the
+// pilots' indicators and the corrections' floor all the same.
 TEST(Ring, CrossfitMatchesAlone) {
   struct Case {
     std::size_t n, k;
@@ -169,11 +171,13 @@ TEST(Ring, CrossfitMatchesAlone) {
     std::size_t max_rows;
     bool tied = false;  // every other row one of three vectors: tied rows on every rank, dealt to the folds in turn
     bool swapped = false;  // labels drawn from f with classes 0 and 1 exchanged
+    bool saturated = false;  // the last third of the rows truncated to two classes
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
                         Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
-                        Case{240, 4, std::nullopt, 0, false, true}}) {
+                        Case{240, 4, std::nullopt, 0, false, true}, Case{240, 5, std::nullopt, 0, false, false, true}}) {
     oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+    if (c.saturated) testdata::truncate(d, 2, 2 * c.n / 3);
     for (std::size_t j = 2; c.tied && j < c.n; j += 2)
       std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 2 % 3) * c.k), c.k,
                   d.f.begin() + static_cast<std::ptrdiff_t>(j * c.k));
@@ -198,7 +202,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     }
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
-                               (c.tied ? ", tied rows" : "") +
+                               (c.tied ? ", tied rows" : "") + (c.saturated ? ", saturated" : "") +
                                ", max_rows " + std::to_string(c.max_rows) + ", " + std::to_string(ranks) + " ranks";
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what << ": " << r.ce_pow_p << " vs " << alone.ce_pow_p;
@@ -714,26 +718,36 @@ TEST(Ring, OneDimensionalTypesMatchAloneBitwise) {
 // Marginal's pooled pilot on a ring: each rank owns a share of the classes, fills their pairs of the pooled
 // fit, and the ranks add up the rest, so every rank fits the pooled pilot from the same pairs as alone.
 // Bitwise the lone result on 1-4 ranks (3 and 4 ranks own 4 and 3 of the 12 classes), the pilot pooled.
+// Saturated: the last class set to 0 in the first 60 rows, so that only the rank owning it holds saturated
+// probabilities, and every rank takes the pooled pilot's indicators all the same.
 TEST(Ring, PooledMarginalPilotMatchesAloneBitwise) {
-  oracle::Data d = testdata::softmax_predictions(500, 12, 15, 3.0);
-  testdata::mix_with_uniform(d, 0.3, 16);
-  ecekde::EstimateOptions o;
-  o.type = CalibrationType::marginal;
-  o.execution.threads = 2;
-  o.execution.own_rows = true;
-  ecekde::EstimateOptions whole = o;
-  whole.execution.own_rows = false;
-  const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole);
-  EXPECT_EQ(alone.pilot, "pooled-beta");
-  for (int ranks : {1, 2, 3, 4})
-    for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
-      const std::string at = std::to_string(ranks) + " ranks";
-      EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p) << at;
-      EXPECT_EQ(r.standard_error, alone.standard_error) << at;
-      EXPECT_EQ(r.bandwidth, alone.bandwidth) << at;
-      EXPECT_EQ(r.class_ce_pow_p, alone.class_ce_pow_p) << at;
-      EXPECT_EQ(r.pilot, alone.pilot) << at;
+  for (bool saturated : {false, true}) {
+    oracle::Data d = testdata::softmax_predictions(500, 12, 15, 3.0);
+    for (std::size_t j = 0; saturated && j < 60; ++j) {
+      const double rest = 1 - d.f[j * 12 + 11];
+      d.f[j * 12 + 11] = 0;
+      for (std::size_t c = 0; c < 11; ++c) d.f[j * 12 + c] /= rest;
     }
+    testdata::mix_with_uniform(d, 0.3, 16);
+    ecekde::EstimateOptions o;
+    o.type = CalibrationType::marginal;
+    o.execution.threads = 2;
+    o.execution.own_rows = true;
+    ecekde::EstimateOptions whole = o;
+    whole.execution.own_rows = false;
+    const ecekde::Result alone =
+        ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole);
+    EXPECT_EQ(alone.pilot, "pooled-beta");
+    for (int ranks : {1, 2, 3, 4})
+      for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
+        const std::string at = std::to_string(ranks) + " ranks" + (saturated ? ", saturated" : "");
+        EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p) << at;
+        EXPECT_EQ(r.standard_error, alone.standard_error) << at;
+        EXPECT_EQ(r.bandwidth, alone.bandwidth) << at;
+        EXPECT_EQ(r.class_ce_pow_p, alone.class_ce_pow_p) << at;
+        EXPECT_EQ(r.pilot, alone.pilot) << at;
+      }
+  }
 }
 
 // A bad value on one rank: every rank throws, with that rank's message, naming the row by its index in

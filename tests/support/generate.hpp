@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ecekde/random.hpp"
@@ -41,6 +42,20 @@ inline oracle::Data softmax_predictions(std::size_t n, std::size_t k, std::uint6
     d.y[r] = static_cast<std::int64_t>(rng.categorical(truth));
   }
   return d;
+}
+
+/// Sets all but the `kept` largest probabilities of rows [first, n) to exactly 0 and renormalises them:
+/// truncated (top-k) outputs, or probabilities that underflowed. Labels are left as they are.
+inline void truncate(oracle::Data& d, std::size_t kept, std::size_t first = 0) {
+  std::vector<double> sorted(d.k);
+  for (std::size_t j = first; j < d.n; ++j) {
+    double* f = d.f.data() + j * d.k;
+    std::copy_n(f, d.k, sorted.begin());
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    double sum = 0;
+    for (std::size_t c = 0; c < d.k; ++c) sum += f[c] = f[c] >= sorted[kept - 1] ? f[c] : 0.0;
+    for (std::size_t c = 0; c < d.k; ++c) f[c] /= sum;
+  }
 }
 
 /// Redraws d's labels from q = (1 - mix) f + mix / K, which moves each class's probability by a function of
