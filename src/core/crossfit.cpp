@@ -78,9 +78,10 @@ double logit(double s, double rest) { return safe_log(s, kFeatureFloor) - safe_l
 // Saturated probabilities: below kFeatureFloor, or within it of 1 (the zeros of rounded or truncated
 // outputs, a softmax that underflowed, a tree's pure leaf). Their logarithms say nothing about the map, the
 // floor is arbitrary, and a zero's offset sat at log 1e-308, so no pilot could give a class of f_c = 0 the
-// probability its labels show: canonical CE_1 read 80% low on a truncated softmax (docs/validation.md,
-// 7.12). Where an input has any, its pilots set their level by indicators with their own parameters
-// (LogitSpline::saturated), floor their offsets at kFeatureFloor, and keep them out of the spline.
+// probability its labels show: canonical CE_1 read 99% low on a truncated softmax at K = 10
+// (docs/validation.md, 7.12). Where an input has any, its pilots set their level by indicators with
+// parameters of their own (LogitSpline::saturated), floor their offsets at kFeatureFloor, and keep them out
+// of the spline.
 bool saturated(double v) { return v < kFeatureFloor; }
 
 // A saturated probability's indicator takes this value, -log kFeatureFloor (27.6), the distance in log
@@ -328,7 +329,8 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
 
 // The spline in logit(s) of a one-dimensional problem, over its scores (no labels), those saturated left out
 // where `saturated` (any_saturated() over every problem whose pilots share parameters with this one's).
-std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool saturated, Communicator* ranks = nullptr) {
+std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool saturated,
+                                                Communicator* ranks = nullptr) {
   std::vector<double> t;
   t.reserve(lp.points.n);
   for (std::size_t j = 0; j < lp.points.n; ++j) {
@@ -350,7 +352,8 @@ LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpl
   d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0);
   d.row = [&lp, spline, log_odds_offset, D = d.D](std::size_t j, double* offset, double* x) {
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
-    const bool indicators = spline->saturated(), low = indicators && saturated(s), high = indicators && saturated(r);
+    const bool indicators = spline->saturated();
+    const bool low = indicators && saturated(s), high = indicators && saturated(r);
     const double floor = indicators ? kFeatureFloor : kLogFloor;
     offset[0] = safe_log(r, floor);
     offset[1] = safe_log(s, floor) + log_odds_offset;
@@ -1070,6 +1073,41 @@ void predict_folds(Problem& pr, const LogitDesign& design, const std::vector<std
   for (std::size_t f = 0; f < theta.size(); ++f) predict_pilot(pr, design, theta[f], split.held_out[f]);
 }
 
+// Class pr's pilot from the pooled map plus an intercept of the class's own (docs/validation.md, 7.12): in
+// fold f, logit pi_j = the pooled map's log-odds at s_j under fold f's parameters + b_f, b_f fitted on the
+// class's training rows of fold f with those log-odds as offsets; each row's pilot is its fold's. A class
+// has one parameter here instead of its own map's eight, so a per-class shift (class biases, label shift)
+// is followed where the class's positives are too few for a map of its own. Returns the pilot (sorted
+// positions).
+std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& pooled,
+                                          const std::vector<std::vector<double>>& theta,
+                                          const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
+                                          const RunControl* control) {
+  const std::size_t n = pr.lp->points.n;
+  const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
+  std::vector<std::size_t> every(n);
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  std::vector<double> prob(2 * n), log_odds(n), pilot(n, 0.0);
+  LogitDesign shifted;
+  shifted.L = 2;
+  shifted.D = 1;
+  shifted.row = [&log_odds](std::size_t j, double* offset, double* x) {
+    offset[0] = 0, offset[1] = log_odds[j];
+    x[0] = 0, x[1] = 1;
+  };
+  for (std::size_t f = 0; f < theta.size(); ++f) {
+    if (split.held_out[f].empty()) continue;
+    predict_logit(pooled, theta[f], every, prob.data());
+    for (std::size_t j = 0; j < n; ++j)
+      log_odds[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
+    const double lambda = pilot_penalty(pr, shifted, split.train[f], nullptr);
+    const double b =
+        split.train[f].empty() ? 0.0 : fit_logit(shifted, kernels, pr.labels, split.train[f], lambda, control)[0];
+    for (std::size_t j : split.held_out[f]) pilot[j] = 1 / (1 + std::exp(-(log_odds[j] + b)));
+  }
+  return pilot;
+}
+
 // The kernel problems of `in` with their cross-fitted pilots; on a ring (own_rows: canonical only), of
 // this rank's rows, fitted on every rank's.
 std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
@@ -1143,13 +1181,17 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         pair_loss[pooled->lp.original[i]] = pooled_pair_loss(pairs, i, pooled->stride);
       WorkLedger::done(in.plan.control, pooled_work(problems.size(), n, in.plan));
     }
-    // The held-out log-loss of each class's own pilot and of the pooled one over the class's pairs (all its
-    // rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts stride times), summed
-    // over the classes: the pooled pilot replaces every class's own where its sum is lower. Over the pairs,
-    // the pooled side is already known. One choice for all classes, not one per class: each choice reads
-    // the labels once, and K of them (each keeping the pilot that agrees better with its class's labels)
-    // made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
-    std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0);
+    // The held-out log-loss of each class's own pilot, of the pooled one and (K <= kMaxBiasCandidate) of the
+    // pooled one with the class's intercept over the class's pairs (all its rows where n (K - 1) <=
+    // plan.pooled_negatives; a sampled negative pair counts stride times), summed over the classes: the
+    // pilot of the lowest sum is every class's. Over the pairs, the pooled side is already known. One
+    // choice for all classes, not one per class: each choice reads the labels once, and K of them (each
+    // keeping the pilot that agrees better with its class's labels) made calibrated K = 100 models read
+    // marginal CE_1 = 0.048 instead of 0.012.
+    const bool intercepts = pooled && problems.size() <= kMaxBiasCandidate;
+    std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0),
+        intercept_loss(problems.size(), 0.0);
+    std::vector<std::vector<double>> with_intercept(problems.size());
     parallel_for(
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
@@ -1157,17 +1199,33 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
           Problem& pr = problems[q];
           crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp, saturated))), *in.plan.kernels, folds,
                          options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
+          std::optional<Problem> shifted;
+          if (intercepts) {
+            shifted = make_problem(*pr.lp);
+            shifted->pilot = pooled_with_intercept(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds,
+                                                   *in.plan.kernels, in.plan.control);
+          }
           for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
             const std::size_t i = pooled->position[pair];
-            own_loss[q] += (pr.labels[i] ? 1 : pooled->stride) * pilot_log_loss(pr, i);
+            const double count = pr.labels[i] ? 1 : pooled->stride;
+            own_loss[q] += count * pilot_log_loss(pr, i);
             pooled_loss[q] += pair_loss[pair];
+            if (shifted) intercept_loss[q] += count * pilot_log_loss(*shifted, i);
           }
+          if (shifted) with_intercept[q] = std::move(shifted->pilot);
           WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
         },
         in.plan.control);
-    if (by_problem) combine_shares(comm, own_loss), combine_shares(comm, pooled_loss);
-    if (std::accumulate(pooled_loss.begin(), pooled_loss.end(), 0.0) <
-        std::accumulate(own_loss.begin(), own_loss.end(), 0.0)) {
+    if (by_problem)
+      for (std::vector<double>* loss : {&own_loss, &pooled_loss, &intercept_loss}) combine_shares(comm, *loss);
+    const double own_total = std::accumulate(own_loss.begin(), own_loss.end(), 0.0);
+    const double pooled_total = std::accumulate(pooled_loss.begin(), pooled_loss.end(), 0.0);
+    const double intercept_total =
+        intercepts ? std::accumulate(intercept_loss.begin(), intercept_loss.end(), 0.0) : own_total;
+    if (intercept_total < std::min(own_total, pooled_total)) {
+      for (std::size_t q = mine.begin; q < mine.end; ++q) problems[q].pilot = std::move(with_intercept[q]);
+      for (Problem& pr : problems) pr.map = "pooled-intercepts";
+    } else if (pooled_total < own_total) {
       parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
         Problem& pr = problems[mine.begin + own];
         predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
