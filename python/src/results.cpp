@@ -152,8 +152,9 @@ void register_kde_results(py::module_& m) {
                if (r.pilot.empty()) return std::nullopt;
                return r.pilot;
              },
-             "crossfit: the pilot map it kept, 'structured', 'full-matrix' or 'class-biases' (canonical), 'beta', or 'pooled-beta' "
-             "(marginal: one map for every class) (None for the paper's estimator)")
+             "crossfit: the pilot map it kept, 'structured', 'full-matrix' or 'class-biases' (canonical), 'beta', 'pooled-beta' "
+             "(marginal: one map for every class) or 'pooled-intercepts' (marginal: that map plus an intercept per class) "
+             "(None for the paper's estimator)")
       .field("warnings",
              [](const Result& r) -> std::optional<std::vector<std::string>> {
                if (r.estimator == Estimator::paper && r.warnings.empty()) return std::nullopt;
