@@ -75,9 +75,8 @@ struct ZooTruth {
 
 /// Monte Carlo over `samples` draws of f (no labels are drawn: q is known). The one-dimensional
 /// conditional expectations E[q_c | f_c] are local-linear fits over windows of about 2 sqrt(samples)
-/// neighbours in sorted order (a value shared by more draws than a window, such as f_c = 0, takes their
-/// mean) (docs/validation.md, Section 7.1, checks them against the exact values of
-/// the paper's model). For Base::gaussian_classes the classes are exchangeable and each is a row's label
+/// neighbours in sorted order; a value shared by more draws than a window, such as f_c = 0, takes their
+/// mean (docs/validation.md, Section 7.1, checks them against the exact values of the paper's model). For Base::gaussian_classes the classes are exchangeable and each is a row's label
 /// 1 time in K, so its marginal fit pools the (f_c, q_c) pairs of all classes (one map for every class)
 /// rather than thinning a window over each class's few labelled rows. One truth per entry of ps.
 std::vector<ZooTruth> truth(const ZooModel& model, const std::vector<double>& ps, std::size_t samples = 1 << 20,
