@@ -167,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(Zoo, Accuracy, testing::ValuesIn(cases()), case_name);
 // low with a pilot per class), and the canonical candidate with per-class biases (class biases read
 // canonical CE_1 17% and CE_2 32% low without it). Each is held to 15% of the truth over 4 data sets (at
 // K = 100 single sets of the first differ by about 8%; its mean over 8 sets read -9.6%), and the pilot
-// kept is checked by name.
+// kept is checked by name: CE_1 and CE_2 of class bias, CE_1 of the mixing (what it read far low; its CE_2
+// is left out for time).
 TEST(LargeK, PooledAndClassBiasPilotsHoldTheTruthAtK100) {
   struct Check {
     const char* model;
@@ -180,6 +181,7 @@ TEST(LargeK, PooledAndClassBiasPilotsHoldTheTruthAtK100) {
     const ZooModel m = ecekde::research::model_named(c.model, 100);
     const auto truths = ecekde::research::truth(m, {1.0, 2.0}, 1 << 16);
     for (const auto& t : truths) {
+      if (c.type == CalibrationType::marginal && t.p != 1) continue;
       const double truth = std::pow(truth_of(t, c.type), 1 / t.p);
       double mean = 0;
       for (std::size_t s = 0; s < kLargeKSets; ++s) {
