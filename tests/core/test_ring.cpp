@@ -175,7 +175,8 @@ TEST(Ring, CrossfitMatchesAlone) {
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
                         Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
-                        Case{240, 4, std::nullopt, 0, false, true}, Case{240, 5, std::nullopt, 0, false, false, true}}) {
+                        Case{240, 4, std::nullopt, 0, false, true},
+                        Case{240, 5, std::nullopt, 0, false, false, true}}) {
     oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
     if (c.saturated) testdata::truncate(d, 2, 2 * c.n / 3);
     for (std::size_t j = 2; c.tied && j < c.n; j += 2)
