@@ -45,9 +45,10 @@ test: build test-asan fuzz
 
 # The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, at -O1 with
 # line tables only (-g1: file and line in every report): half the build time of RelWithDebInfo's -O2 -g,
-# and the tests run as fast. On this project's 2-core machine (2026-11-27, from a fresh clone, at a busy
-# hour) the stages of make test took 5.0 minutes (this build), 8.6 (the sanitizer build and its tests),
-# 2.1 (fuzz) and 3.9 (ctest): 19.6 in all (18.9 an hour and a half earlier with nearly the same tests).
+# and the tests run as fast. On this project's 2-core machine (2026-11-28, from a fresh clone) the stages of
+# make test took 4.8 minutes (this build), 8.0 (the sanitizer build and its tests), 2.3 (fuzz) and 4.0
+# (ctest): 19.2 in all. The same tests before the last trims took 21.8 minutes at a busy hour (the machine
+# about 30% slower, by the fuzzers' counts) and 19.2 at a quiet one: the line is close at busy hours.
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_SANITIZE=address,undefined $(UNITY) \
