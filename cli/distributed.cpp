@@ -61,12 +61,13 @@ Communicator* communicator() {
 bool prints() { return rank() == 0; }
 
 std::string before_error_report(int status) {
-  if (prints()) return "";
+  const Communicator* comm = communicator();
+  if (prints() || !comm) return "";
   for (int wait = 0; wait < 40; ++wait) {
     if (run_control().cancelled()) std::_Exit(status);  // mpirun is ending the job (SIGTERM): rank 0 has spoken
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return " (rank " + std::to_string(rank()) + " of " + std::to_string(communicator()->size()) + ")";
+  return " (rank " + std::to_string(rank()) + " of " + std::to_string(comm->size()) + ")";
 }
 
 RowShare own_share(ProbsView probs, LabelsView labels, bool own_rows) {

@@ -15,6 +15,7 @@
 #include "ecekde/io.hpp"
 #include "cli_process.hpp"
 #include "files.hpp"
+#include "prediction_files.hpp"
 #include "generate.hpp"
 
 namespace {
@@ -23,27 +24,12 @@ using ecekde::CalibrationType;
 using nlohmann::json;
 
 using clitest::ecekde_cli;
+using clitest::PredictionFiles;
+using clitest::write_predictions;
 using clitest::Output;
 using clitest::lines_of;
 using clitest::run_program;
 using clitest::words_of;
-
-// Predictions written as probs.npy / labels.npy (and kept in memory for direct library calls).
-struct Files {
-  oracle::Data data;
-  std::string probs, labels;
-};
-
-Files write_predictions(const testfiles::ScratchDir& dir, std::size_t n, std::size_t k, std::uint64_t seed,
-                        const std::string& prefix = "") {
-  Files f;
-  f.data = k == 1 ? testdata::binary_predictions(n, seed, 1.5) : testdata::softmax_predictions(n, k, seed, 2.0, 1.5);
-  f.probs = dir.path(prefix + "probs.npy");
-  f.labels = dir.path(prefix + "labels.npy");
-  ecekde::io::write_npy(f.probs, f.data.f, k == 1 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, k});
-  ecekde::io::write_npy(f.labels, f.data.y, {n});
-  return f;
-}
 
 ecekde::Result direct(const oracle::Data& d, ecekde::EstimateOptions o) {
   return ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), o);
@@ -89,7 +75,7 @@ void expect_same(const json& j, const ecekde::Result& r) {
 
 TEST(Cli, JsonEqualsTheLibraryForEveryType) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 150, 4, 11);
+  const PredictionFiles f = write_predictions(dir, 150, 4, 11);
   const Output o = ecekde_cli(dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--type", "all", "--json"});
   const json doc = json::parse(o.out);
   EXPECT_EQ(doc.at("command"), "estimate");
@@ -110,7 +96,7 @@ TEST(Cli, JsonEqualsTheLibraryForEveryType) {
 
 TEST(Cli, EveryOptionReachesTheLibrary) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 120, 3, 12);
+  const PredictionFiles f = write_predictions(dir, 120, 3, 12);
   ecekde::EstimateOptions opt;
   opt.type = CalibrationType::marginal;
   opt.p = 2.5;
@@ -155,7 +141,7 @@ TEST(Cli, TypeAllFollowsTheNumberOfColumns) {
       {1, {"binary"}}, {2, {"canonical", "marginal", "top-label", "binary"}}, {5, {"canonical", "marginal", "top-label"}}};
   for (const auto& [k, names] : cases) {
     SCOPED_TRACE(k);
-    const Files f = write_predictions(dir, 60, k, 13);
+    const PredictionFiles f = write_predictions(dir, 60, k, 13);
     const json results = parse_results(ecekde_cli(
         dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--type", "all", "--bandwidth", "0.2", "--json"}));
     ASSERT_EQ(results.size(), names.size());
@@ -189,7 +175,7 @@ TEST(Cli, Float32FortranInput) {
 // CSV files (two files, or one with a label column) give exactly the numbers of the NPY files.
 TEST(Cli, CsvFormsEqualNpy) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 80, 3, 14);
+  const PredictionFiles f = write_predictions(dir, 80, 3, 14);
   const json expected =
       parse_results(ecekde_cli(dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--type", "all", "--json"}));
 
@@ -224,7 +210,7 @@ std::string g6(double v) {
 
 TEST(Cli, TableShowsEveryResult) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 90, 2, 15);
+  const PredictionFiles f = write_predictions(dir, 90, 2, 15);
   const Output o = ecekde_cli(dir, {"estimate", "--probs", f.probs, "--labels", f.labels, "--type", "all"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.err, "");
@@ -295,7 +281,7 @@ std::string library_message(const oracle::Data& d, ecekde::EstimateOptions o = {
 // Every kind of bad input: a non-zero exit, nothing on stdout, and exactly one line on stderr.
 TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 40, 3, 16);
+  const PredictionFiles f = write_predictions(dir, 40, 3, 16);
   const auto write = [&](const std::string& name, const oracle::Data& d, bool one_column = false) {
     const std::string p = dir.path(name);
     if (one_column)
@@ -348,7 +334,7 @@ TEST(Cli, BadInputGivesOneLineAndNonZeroExit) {
   one.f.resize(3);
   one.y.resize(1);
   expect_failure(estimate_on(write("one.npy", one)), "need at least 2 samples, got 1", 1);
-  const Files binary = write_predictions(dir, 30, 1, 17, "binary_");
+  const PredictionFiles binary = write_predictions(dir, 30, 1, 17, "binary_");
   expect_failure({"estimate", "--probs", binary.probs, "--labels", binary.labels, "--type", "canonical"},
                  "type canonical needs at least 2 classes, probs has 1 column", 1);
   expect_failure(with({"--type", "binary"}), "type binary needs 1 column (P(y = 1)) or 2 columns, probs has 3 columns", 1);

@@ -24,12 +24,15 @@
 #include "ecekde/mmce.hpp"
 #include "ecekde/report.hpp"
 #include "files.hpp"
+#include "prediction_files.hpp"
 #include "generate.hpp"
 #include "xml_check.hpp"
 
 namespace {
 
 using clitest::ecekde_cli;
+using clitest::PredictionFiles;
+using clitest::write_predictions;
 using clitest::lines_of;
 using clitest::Output;
 using clitest::words_of;
@@ -42,26 +45,11 @@ using nlohmann::json;
 
 constexpr std::size_t kReplicates = 20;  // small: these tests also run under the sanitizers
 
-struct Files {
-  oracle::Data data;
-  std::string probs, labels;
-};
-
-Files write_predictions(const testfiles::ScratchDir& dir, std::size_t n, std::size_t k, std::uint64_t seed) {
-  Files f;
-  f.data = k == 1 ? testdata::binary_predictions(n, seed, 1.5) : testdata::softmax_predictions(n, k, seed, 2.0, 1.5);
-  f.probs = dir.path("probs.npy");
-  f.labels = dir.path("labels.npy");
-  ecekde::io::write_npy(f.probs, f.data.f, k == 1 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, k});
-  ecekde::io::write_npy(f.labels, f.data.y, {n});
-  return f;
-}
-
 ProbsView view(const oracle::Data& d) {
   return d.k == 1 ? ProbsView(d.f.data(), d.n, 1, 1, 1) : ProbsView::row_major(d.f.data(), d.n, d.k);
 }
 
-json report_json(const testfiles::ScratchDir& dir, const Files& f, std::vector<std::string> more) {
+json report_json(const testfiles::ScratchDir& dir, const PredictionFiles& f, std::vector<std::string> more) {
   std::vector<std::string> args{"report", "--probs", f.probs, "--labels", f.labels, "--json"};
   args.insert(args.end(), more.begin(), more.end());
   const Output o = ecekde_cli(dir, args);
@@ -298,7 +286,7 @@ void expect_report(const json& doc, const oracle::Data& d, double p, std::size_t
 
 TEST(Report, JsonEqualsTheLibrary) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 120, 4, 31);
+  const PredictionFiles f = write_predictions(dir, 120, 4, 31);
   const json doc = report_json(dir, f, {"--replicates", std::to_string(kReplicates), "--seed", "5", "--p", "1.5", "--bins", "10"});
   EXPECT_EQ(doc.at("command"), "report");
   EXPECT_EQ(doc.at("input").at("probs"), f.probs);
@@ -317,7 +305,7 @@ TEST(Report, JsonEqualsTheLibrary) {
 // Defaults (B = 100, seed 0, 15 bins, p = 1) on two columns: every type including binary.
 TEST(Report, DefaultsOnTwoColumns) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 80, 2, 32);
+  const PredictionFiles f = write_predictions(dir, 80, 2, 32);
   const json doc = report_json(dir, f, {});
   EXPECT_EQ(doc.at("settings").at("replicates"), 100);
   EXPECT_EQ(doc.at("settings").at("level"), 0.95);
@@ -331,7 +319,7 @@ TEST(Report, DefaultsOnTwoColumns) {
 // top-label) is within the limit; beyond it the row keeps its estimate and says why it has no interval.
 TEST(Report, PaperResamplingAboveTheLimitIsLeftOut) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 120, 4, 34);
+  const PredictionFiles f = write_predictions(dir, 120, 4, 34);
   const double pairs_b = 120.0 * 120.0 * kReplicates;  // canonical 4 pairs_b, marginal 8, top-label 2
   EXPECT_EQ(ecekde::report::paper_resampling_work(CalibrationType::canonical, 120, 4, kReplicates), 4 * pairs_b);
   EXPECT_EQ(ecekde::report::paper_resampling_work(CalibrationType::marginal, 120, 4, kReplicates), 8 * pairs_b);
@@ -371,7 +359,7 @@ TEST(Report, ReplicatesZeroSkipsIntervalsAndTests) {
   testfiles::ScratchDir dir;
   for (std::size_t k : {1, 3}) {
     SCOPED_TRACE(k);
-    const Files f = write_predictions(dir, 90, k, 33);
+    const PredictionFiles f = write_predictions(dir, 90, k, 33);
     const json doc = report_json(dir, f, {"--replicates", "0"});
     expect_report(doc, f.data, 1, 15, std::nullopt);
     for (const json& e : doc.at("binned")) EXPECT_FALSE(e.contains("calibration_test"));
@@ -382,7 +370,7 @@ TEST(Report, ReplicatesZeroSkipsIntervalsAndTests) {
 // labels become positions in the list.
 TEST(Report, ClassSubset) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 150, 5, 34);
+  const PredictionFiles f = write_predictions(dir, 150, 5, 34);
   const std::vector<std::int64_t> classes{3, 1, 4};
   oracle::Data sub;
   sub.k = 3;
@@ -407,7 +395,7 @@ TEST(Report, ClassSubset) {
 // max(1e-6, K 2^-24): rows off by 1.1e-6 at K = 20 pass as float32 but would fail as float64.
 TEST(Report, Float32InputIsResampledAsFloat32) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 60, 20, 45);
+  const PredictionFiles f = write_predictions(dir, 60, 20, 45);
   std::vector<float> narrow(f.data.f.begin(), f.data.f.end());
   for (std::size_t r = 0; r < 60; ++r) narrow[r * 20] += 1.1e-6f;
   ecekde::io::write_npy(dir.path("p32.npy"), narrow, {60, 20});
@@ -445,7 +433,7 @@ std::vector<std::string> row_starting(const std::vector<std::string>& lines, con
 
 TEST(Report, TableShowsTheNumbersOfTheJson) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 100, 3, 35);
+  const PredictionFiles f = write_predictions(dir, 100, 3, 35);
   const std::vector<std::string> args{"report", "--probs", f.probs, "--labels", f.labels, "--replicates", "20"};
   const Output text = ecekde_cli(dir, args);
   ASSERT_EQ(text.status, 0) << text.err;
@@ -492,7 +480,7 @@ TEST(Report, TableShowsTheNumbersOfTheJson) {
 
 TEST(Report, ProgressShowsOneLinePerStage) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 60, 3, 36);
+  const PredictionFiles f = write_predictions(dir, 60, 3, 36);
   const Output o = ecekde_cli(dir, {"report", "--probs", f.probs, "--labels", f.labels, "--replicates", "0", "--progress",
                                     "--plot", dir.path("plots")});
   ASSERT_EQ(o.status, 0) << o.err;
@@ -537,7 +525,7 @@ std::string group(const std::string& text, const std::string& opening) {
 
 TEST(Report, PlotsForThreeClasses) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 150, 3, 37);
+  const PredictionFiles f = write_predictions(dir, 150, 3, 37);
   const std::string plots = dir.path("out/figures");  // created with its parent
   const json doc = report_json(dir, f, {"--replicates", "0", "--plot", plots, "--simplex-bins", "6"});
   const std::vector<std::string> files{plots + "/reliability_top_label.svg", plots + "/reliability_classes.svg",
@@ -586,14 +574,14 @@ TEST(Report, PlotsForThreeClasses) {
 TEST(Report, PlotsForOtherClassCounts) {
   testfiles::ScratchDir dir;
   {
-    const Files f = write_predictions(dir, 120, 10, 38);
+    const PredictionFiles f = write_predictions(dir, 120, 10, 38);
     const json doc = report_json(dir, f, {"--replicates", "0", "--plot", dir.path("ten")});
     ASSERT_EQ(doc.at("plots").size(), 2u);
     EXPECT_EQ(xmlcheck::count(svg_text(dir.path("ten/reliability_classes.svg")), "class=\"panel\""), 10u);
     EXPECT_FALSE(std::filesystem::exists(dir.path("ten/simplex.svg")));
   }
   {
-    const Files f = write_predictions(dir, 120, 1, 39);
+    const PredictionFiles f = write_predictions(dir, 120, 1, 39);
     const json doc = report_json(dir, f, {"--replicates", "0", "--plot", dir.path("one")});
     EXPECT_EQ(doc.at("plots").get<std::vector<std::string>>(), std::vector<std::string>{dir.path("one/reliability_binary.svg")});
     const std::string svg = svg_text(dir.path("one/reliability_binary.svg"));
@@ -606,7 +594,7 @@ TEST(Report, PlotsForOtherClassCounts) {
 TEST(Report, WarnsForLargeN) {
   testfiles::ScratchDir dir;
   for (std::size_t n : {20000, 20001}) {
-    const Files f = write_predictions(dir, n, 2, 46);
+    const PredictionFiles f = write_predictions(dir, n, 2, 46);
     const Output o = ecekde_cli(dir, {"report", "--probs", f.probs, "--labels", f.labels, "--level", "1.5"});
     EXPECT_EQ(o.status, 1);
     const std::string warning = "ecekde: warning: n = 20001 samples: ECE^KDE costs O(n^2) per sweep and the report runs "
@@ -628,7 +616,7 @@ std::string binned_message(const oracle::Data& d, ecekde::BinnedOptions o = {}) 
 
 TEST(Report, BadInputGivesOneLine) {
   testfiles::ScratchDir dir;
-  const Files f = write_predictions(dir, 40, 4, 40);
+  const PredictionFiles f = write_predictions(dir, 40, 4, 40);
   const auto expect_failure = [&](const std::vector<std::string>& more, const std::string& message, int status,
                                   const std::string& probs = "", const std::string& labels = "") {
     SCOPED_TRACE(message);

@@ -723,7 +723,7 @@ TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
       design.L = L;
       design.D = D;
       design.class_bias = bias;
-      design.row = [L, D](std::size_t j, double* offset, double* x) {
+      design.row = [L = L, D = D](std::size_t j, double* offset, double* x) {  // clang 14: no bindings captured
         for (std::size_t c = 0; c < L; ++c) {
           offset[c] = std::sin(0.7 * static_cast<double>(j * (c + 1)));
           for (std::size_t k = 0; k < D; ++k) x[c * D + k] = std::cos(0.3 * static_cast<double>(j + 5 * c + 11 * k));
