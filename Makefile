@@ -57,7 +57,7 @@ test-asan: deps
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
 
 # The readers under libFuzzer (clang, ASan+UBSan), from the committed seed corpus (fuzz/corpus) plus
-# what earlier runs found (kept in $(FUZZ_BUILD)/corpus). Any crash, leak, timeout or sanitizer report
+# what earlier runs found (kept in $(FUZZ_BUILD)/corpus); the three targets at once. Any crash, leak, timeout or sanitizer report
 # fails the target; libFuzzer leaves the input as $(FUZZ_BUILD)/crash-* to reproduce it.
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
@@ -72,9 +72,15 @@ fuzz: deps
 	  echo "fuzzing $$t ($$limit)"; \
 	  ./$(FUZZ_BUILD)/fuzz/ecekde_fuzz_$$t $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t $$dict $$limit \
 	      -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
-	      2> $(FUZZ_BUILD)/fuzz_$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
-	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(FUZZ_BUILD)/fuzz_$$t.log; \
-	done
+	      2> $(FUZZ_BUILD)/fuzz_$$t.log & \
+	  eval "pid_$$t=$$!"; \
+	done; \
+	status=0; \
+	for t in $(FUZZ_TARGETS); do \
+	  if eval "wait \$$pid_$$t"; then grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(FUZZ_BUILD)/fuzz_$$t.log; \
+	  else echo "fuzzing $$t failed:"; tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; status=1; fi; \
+	done; \
+	exit $$status
 
 # OpenBLAS 0.3.21 takes its AVX2 kernels on CPUs newer than it knows; where the CPU has AVX-512 the
 # yardstick of ecekde_bench_scores is given OpenBLAS's AVX-512 kernels (SkylakeX), its fastest here.
