@@ -27,8 +27,8 @@ deps:
 
 # Unity builds (CMake's: each target's sources compiled six to a translation unit) halve the build here: the
 # front ends' heavy headers (CLI11, pybind11, LibTorch) are compiled once per batch rather than once per
-# file (Release 7.5 -> 5 minutes). The fuzz build below stays file by file, so that every library source
-# still compiles on its own.
+# file (Release 7.5 -> 5 minutes); the CLI and the Python module are one batch each (cli/, python/). The fuzz
+# build below stays file by file, so that every library source still compiles on its own.
 UNITY := -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=6
 
 configure: deps
@@ -46,9 +46,9 @@ test: build test-asan fuzz
 # The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, at -O1 with
 # line tables only (-g1: file and line in every report): half the build time of RelWithDebInfo's -O2 -g,
 # and the tests run as fast. On this project's 2-core machine (2026-11-28, from a fresh clone) the stages of
-# make test took 4.8 minutes (this build), 8.0 (the sanitizer build and its tests), 2.3 (fuzz) and 4.0
-# (ctest): 19.2 in all. The same tests before the last trims took 21.8 minutes at a busy hour (the machine
-# about 30% slower, by the fuzzers' counts) and 19.2 at a quiet one: the line is close at busy hours.
+# make test took 5.1 minutes (this build), 7.6 (the sanitizer build and its tests), 1.7 (fuzz) and 4.2
+# (ctest): 18.5 in all. The same machine's speed moves that by a minute or two from hour to hour (21.8
+# minutes at a busy hour before the last trims, 19.2 at a quiet one).
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_SANITIZE=address,undefined $(UNITY) \
@@ -57,8 +57,9 @@ test-asan: deps
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
 
 # The readers under libFuzzer (clang, ASan+UBSan), from the committed seed corpus (fuzz/corpus) plus
-# what earlier runs found (kept in $(FUZZ_BUILD)/corpus); the three targets at once. Any crash, leak, timeout or sanitizer report
-# fails the target; libFuzzer leaves the input as $(FUZZ_BUILD)/crash-* to reproduce it.
+# what earlier runs found (kept in $(FUZZ_BUILD)/corpus), the three targets at once. Any crash, leak,
+# timeout or sanitizer report fails the target; libFuzzer leaves the input as $(FUZZ_BUILD)/crash-* to
+# reproduce it.
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_FUZZ=ON \
