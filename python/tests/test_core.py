@@ -192,7 +192,7 @@ def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     assert list(crossfit) == list(type(r)._fields)[:-1]
     assert list(crossfit["ce_interval"]) == ["level", "lower", "upper"]
     assert crossfit["ce_interval"]["lower"] <= crossfit["ce"] <= crossfit["ce_interval"]["upper"]
-    assert crossfit["pilot"] in ("beta", "pooled-beta", "pooled-intercepts") and r.pilot is None
+    assert crossfit["pilot"] in ("beta", "beta-step", "pooled-beta", "pooled-intercepts") and r.pilot is None
     assert list(d["bandwidth_selection"]) == ["criterion", "grid", "score", "refined_grid", "refined_score",
                                               "chosen", "chosen_score", "rows"]
     assert isinstance(d["class_ce_pow_p"], list) and d["bandwidth_selection"]["chosen"] == r.bandwidth

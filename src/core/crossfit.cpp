@@ -5,8 +5,9 @@
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 10 also the same with a full
 //      K x K matrix on log f, at 64 < K <= 128 with per-class biases, kept where its held-out log-loss
-//      over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; marginal
-//      also one pooled over its classes, kept where it predicts their held-out labels better);
+//      over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; the same
+//      with a jump at a threshold found in each fold, and for marginal one pooled over its classes, each
+//      kept where it predicts the held-out labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
 //      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
@@ -28,6 +29,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -221,17 +223,27 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
   }
 }
 
-// The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), or the
+// The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), the
 // shared design with a few features rewritten per fold (`adjust`, one per fold: the canonical pilot's
-// top-label feature, itself fitted without the fold). The folds share one table of rows either way.
+// top-label feature, itself fitted without the fold; the folds then share one table of rows), or a design
+// of each fold's own with the same parameters (`own`: the step candidate's threshold, found on the fold's
+// training rows).
 struct FoldDesigns {
   LogitDesign shared;
   std::vector<std::function<void(std::size_t, double*)>> adjust;
+  std::vector<LogitDesign> own;
 
   FoldDesigns(LogitDesign every_fold, std::vector<std::function<void(std::size_t, double*)>> per_fold = {})
       : shared(std::move(every_fold)), adjust(std::move(per_fold)) {}
+  explicit FoldDesigns(std::vector<LogitDesign> each_fold) : shared(each_fold.at(0)), own(std::move(each_fold)) {}
+
+  void cache(std::size_t n) {
+    if (own.empty()) cache_rows(shared, n, kMaxCachedDesign);
+    for (LogitDesign& d : own) cache_rows(d, n, kMaxCachedDesign);
+  }
 
   LogitDesign of(std::size_t fold) const {
+    if (!own.empty()) return own[fold];
     LogitDesign d = shared;
     if (!adjust.empty()) d.adjust = adjust[fold];
     return d;
@@ -265,7 +277,7 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
                                                 std::span<const double> start = {}) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, parameters = designs.shared.parameters();
-  cache_rows(designs.shared, n, kMaxCachedDesign);
+  designs.cache(n);
   pr.pilot.assign(n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
@@ -307,7 +319,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                                         std::size_t folds, const RunControl* control,
                                                         Communicator* ranks, std::span<const double> start = {}) {
   const LabelledPoints& lp = *pr.lp;
-  cache_rows(designs.shared, lp.points.n, kMaxCachedDesign);
+  designs.cache(lp.points.n);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds);
   const auto& train = split.train;
@@ -344,13 +356,15 @@ std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool s
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s) (+ a fixed
 // `log_odds_offset`: a fit on a sample that keeps 1 in m negatives adds log m, then predicts without it).
 // With a saturated input (the spline says so), two more terms u [s saturated] + v [1 - s saturated] set the
-// level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor.
-LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0) {
+// level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor. With a
+// `step` (a threshold in logit s; step_threshold()), one more term u [logit s > step] lets the map jump.
+LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0,
+                        std::optional<double> step = std::nullopt) {
   constexpr std::size_t kFirstSpline = 3;  // after log s, log(1 - s) and the intercept
   LogitDesign d;
   d.L = 2;
-  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0);
-  d.row = [&lp, spline, log_odds_offset, D = d.D](std::size_t j, double* offset, double* x) {
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0) + (step ? 1 : 0);
+  d.row = [&lp, spline, log_odds_offset, step, D = d.D](std::size_t j, double* offset, double* x) {
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
     const bool indicators = spline->saturated();
     const bool low = indicators && saturated(s), high = indicators && saturated(r);
@@ -366,6 +380,7 @@ LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpl
       x[D + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
       x[D + kFirstSpline + LogitSpline::kFunctions + 1] = high ? kSaturatedIndicator : 0.0;
     }
+    if (step) x[2 * D - 1] = logit(s, r) > *step ? 1.0 : 0.0;
   };
   return d;
 }
@@ -885,6 +900,15 @@ double pilot_work(std::size_t count, std::size_t n) {
   return static_cast<double>(count) * static_cast<double>(n) * kPilotRowWork;
 }
 
+// Whether one-dimensional problems (`problems` of them: one, or marginal's K) each try a step candidate
+// (step_candidate()): where a class has enough positives for a map of its own, as for the class intercepts.
+bool tries_steps(std::size_t problems) { return problems <= kMaxBiasCandidate; }
+
+// The one-dimensional problems' own pilots: the Beta fits, and the step candidates' (about as many again).
+double own_pilots_work(std::size_t problems, std::size_t n) {
+  return pilot_work(problems, n) * (tries_steps(problems) ? 2 : 1);
+}
+
 // Marginal's pooled pilot (below) is fitted on every positive (row, class) pair, a row and its label's
 // class, and on at most about plan.pooled_negatives negative ones: above that, on a label-free sample of
 // them, one in pooled_stride(). The positives carry what the fit learns (1 in K pairs); a sample of all
@@ -1108,6 +1132,70 @@ std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& 
   return pilot;
 }
 
+// The step candidate's threshold in one fold (docs/validation.md, 7.14): where the fold's smooth pilot
+// (theta under `beta`, fitted on the training rows `train`) misses most. Over those rows in decreasing
+// logit s, U(t) = sum_{logit s > t} (b - pi) and V(t) = sum_{logit s > t} pi (1 - pi): U^2 / V is the score
+// statistic of a jump u [logit s > t] added to the smooth map. A smooth map that rounds a jump errs low on
+// one side and high on the other, so U peaks at the jump. Thresholds lie midway between distinct scores
+// with at least a fiftieth of the rows (and 20) and kMinStepLabels of each label on either side, so that
+// no side is (nearly) separated by its labels, where the jump's fit would grow without bound; none where
+// there is no such place.
+std::optional<double> step_threshold(const Problem& pr, const LogitDesign& beta, std::span<const double> theta,
+                                     std::span<const std::size_t> train) {
+  constexpr double kMinStepLabels = 10;
+  const std::size_t m = train.size(), side = std::max<std::size_t>(20, m / 50);
+  double positives = 0;
+  for (std::size_t j : train) positives += pr.labels[j];
+  if (m < 2 * side || positives < 2 * kMinStepLabels || static_cast<double>(m) - positives < 2 * kMinStepLabels)
+    return std::nullopt;
+  std::vector<double> prob(2 * m);
+  predict_logit(beta, theta, train, prob.data());
+  std::vector<std::pair<double, std::size_t>> by_score(m);  // (logit s, position in train)
+  for (std::size_t i = 0; i < m; ++i)
+    by_score[i] = {logit(pr.lp->points.x(train[i], 0), pr.lp->points.x(train[i], 1)), i};
+  std::sort(by_score.begin(), by_score.end(), std::greater<>());
+  std::optional<double> best;
+  double u = 0, v = 0, above = 0, most = 0;  // above: the positives above the threshold
+  for (std::size_t k = 0; k + side < m; ++k) {
+    const auto [z, i] = by_score[k];
+    const double pi = prob[2 * i + 1], b = pr.labels[train[i]];
+    u += b - pi;
+    v += pi * (1 - pi);
+    above += b;
+    const double next = by_score[k + 1].first, rows_above = static_cast<double>(k + 1);
+    const bool labels_apart = std::min({above, rows_above - above, positives - above,
+                                        static_cast<double>(m) - rows_above - (positives - above)}) < kMinStepLabels;
+    if (k + 1 < side || next == z || v <= 0 || labels_apart) continue;
+    const double statistic = u * u / v;
+    if (statistic > most) most = statistic, best = 0.5 * (z + next);
+  }
+  return best;
+}
+
+// The step candidate of a one-dimensional problem: its Beta pilot with a jump (beta_design() with a step),
+// each fold's at the threshold step_threshold() finds under that fold's smooth fit (`theta`, under
+// `beta`). Fitted and predicted as crossfit_pilot() does; nullopt where a fold has no threshold.
+std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta,
+                                      std::shared_ptr<const LogitSpline> spline,
+                                      const std::vector<std::vector<double>>& theta,
+                                      const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
+                                      int threads, const RunControl* control, Communicator* comm) {
+  const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
+  std::vector<LogitDesign> designs;
+  for (std::size_t f = 0; f < theta.size(); ++f) {
+    const std::optional<double> at = step_threshold(pr, beta, theta[f], split.train[f]);
+    if (!at) return std::nullopt;
+    designs.push_back(beta_design(*pr.lp, spline, 0, at));
+  }
+  Problem candidate = make_problem(*pr.lp);
+  candidate.map = "beta-step";
+  std::vector<double> start = theta[0];
+  start.push_back(0.0);  // the jump's parameter, the design's last feature
+  crossfit_pilot(candidate, FoldDesigns(std::move(designs)), kernels, fold_of_input, theta.size(), threads, control,
+                 comm, start);
+  return candidate;
+}
+
 // The kernel problems of `in` with their cross-fitted pilots; on a ring (own_rows: canonical only), of
 // this rank's rows, fitted on every rank's.
 std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
@@ -1165,7 +1253,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const bool saturated = any_saturated(in.problems, in.plan.owned_problems ? comm : nullptr);
     const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
     const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
-    WorkLedger::start(in.plan.control, pilot_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
+    WorkLedger::start(in.plan.control, own_pilots_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
     // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
     // -log of its held-out pooled pilot at its label.
     std::optional<PooledPairs> pooled;
@@ -1182,50 +1270,72 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
       WorkLedger::done(in.plan.control, pooled_work(problems.size(), n, in.plan));
     }
     // The held-out log-loss of each class's own pilot, of the pooled one and (K <= kMaxBiasCandidate) of the
-    // pooled one with the class's intercept over the class's pairs (all its rows where n (K - 1) <=
-    // plan.pooled_negatives; a sampled negative pair counts stride times), summed over the classes: the
-    // pilot of the lowest sum is every class's. Over the pairs, the pooled side is already known. One
-    // choice for all classes, not one per class: each choice reads the labels once, and K of them (each
-    // keeping the pilot that agrees better with its class's labels) made calibrated K = 100 models read
-    // marginal CE_1 = 0.048 instead of 0.012.
+    // pooled one with the class's intercept and of the class's own with a step over the class's pairs (all
+    // its rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts stride times; one
+    // problem: its rows), summed over the classes: the pilot of the lowest sum is every class's. Over the
+    // pairs, the pooled side is already known. One choice for all classes, not one per class: each choice
+    // reads the labels once, and K of them (each keeping the pilot that agrees better with its class's
+    // labels) made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
     const bool intercepts = pooled && problems.size() <= kMaxBiasCandidate;
+    const bool steps = tries_steps(problems.size());
     std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0),
-        intercept_loss(problems.size(), 0.0);
-    std::vector<std::vector<double>> with_intercept(problems.size());
+        intercept_loss(problems.size(), 0.0), step_loss(problems.size(), 0.0);
+    std::vector<std::vector<double>> with_intercept(problems.size()), with_step(problems.size());
     parallel_for(
         mine.size(), in.plan.threads,
         [&](std::size_t own, int) {
           const std::size_t q = mine.begin + own;
           Problem& pr = problems[q];
-          crossfit_pilot(pr, FoldDesigns(beta_design(*pr.lp, score_spline(*pr.lp, saturated))), *in.plan.kernels, folds,
-                         options.folds, 1, in.plan.control, by_problem ? nullptr : comm);
-          std::optional<Problem> shifted;
+          const auto spline = score_spline(*pr.lp, saturated);
+          const LogitDesign beta = beta_design(*pr.lp, spline);
+          Communicator* fold_ranks = by_problem ? nullptr : comm;
+          const std::vector<std::vector<double>> theta = crossfit_pilot(
+              pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, 1, in.plan.control, fold_ranks);
+          std::optional<Problem> shifted, stepped;
           if (intercepts) {
             shifted = make_problem(*pr.lp);
             shifted->pilot = pooled_with_intercept(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds,
                                                    *in.plan.kernels, in.plan.control);
           }
+          if (steps)
+            stepped = step_candidate(pr, beta, spline, theta, folds, *in.plan.kernels, 1, in.plan.control, fold_ranks);
+          const Problem& with_jump = stepped ? *stepped : pr;  // no threshold: the step candidate is the own map
           for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
             const std::size_t i = pooled->position[pair];
             const double count = pr.labels[i] ? 1 : pooled->stride;
             own_loss[q] += count * pilot_log_loss(pr, i);
             pooled_loss[q] += pair_loss[pair];
             if (shifted) intercept_loss[q] += count * pilot_log_loss(*shifted, i);
+            step_loss[q] += count * pilot_log_loss(with_jump, i);
+          }
+          for (std::size_t i = 0; !pooled && i < n; ++i) {
+            own_loss[q] += pilot_log_loss(pr, i);
+            step_loss[q] += pilot_log_loss(with_jump, i);
           }
           if (shifted) with_intercept[q] = std::move(shifted->pilot);
-          WorkLedger::done(in.plan.control, pilot_work(1, n) * counted);
+          if (stepped) with_step[q] = std::move(stepped->pilot);
+          WorkLedger::done(in.plan.control, own_pilots_work(problems.size(), n) / static_cast<double>(problems.size()) * counted);
         },
         in.plan.control);
     if (by_problem)
-      for (std::vector<double>* loss : {&own_loss, &pooled_loss, &intercept_loss}) combine_shares(comm, *loss);
-    const double own_total = std::accumulate(own_loss.begin(), own_loss.end(), 0.0);
-    const double pooled_total = std::accumulate(pooled_loss.begin(), pooled_loss.end(), 0.0);
-    const double intercept_total =
-        intercepts ? std::accumulate(intercept_loss.begin(), intercept_loss.end(), 0.0) : own_total;
-    if (intercept_total < std::min(own_total, pooled_total)) {
+      for (std::vector<double>* loss : {&own_loss, &pooled_loss, &intercept_loss, &step_loss})
+        combine_shares(comm, *loss);
+    auto total = [](const std::vector<double>& loss) { return std::accumulate(loss.begin(), loss.end(), 0.0); };
+    // The candidates in turn, each kept where its sum is lower than every one before it.
+    enum class Pilot { own, step, pooled, intercepts } kept = Pilot::own;
+    double lowest = total(own_loss);
+    for (const auto& [candidate, offered, loss] :
+         {std::tuple{Pilot::step, steps, &step_loss}, std::tuple{Pilot::pooled, pooled.has_value(), &pooled_loss},
+          std::tuple{Pilot::intercepts, intercepts, &intercept_loss}})
+      if (offered && total(*loss) < lowest) kept = candidate, lowest = total(*loss);
+    if (kept == Pilot::step) {
+      for (std::size_t q = mine.begin; q < mine.end; ++q)
+        if (!with_step[q].empty()) problems[q].pilot = std::move(with_step[q]);
+      for (Problem& pr : problems) pr.map = "beta-step";
+    } else if (kept == Pilot::intercepts) {
       for (std::size_t q = mine.begin; q < mine.end; ++q) problems[q].pilot = std::move(with_intercept[q]);
       for (Problem& pr : problems) pr.map = "pooled-intercepts";
-    } else if (pooled_total < own_total) {
+    } else if (kept == Pilot::pooled) {
       parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
         Problem& pr = problems[mine.begin + own];
         predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
@@ -1278,7 +1388,8 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
                          grid.size(), max_rows, in.plan);
   work += options.type == CalibrationType::canonical ? pilot_work(1, own)
-                                                     : pilot_work(in.problems.size(), own) + pooled_work(in.problems.size(), own, in.plan);
+                                                     : own_pilots_work(in.problems.size(), own) +
+                                                           pooled_work(in.problems.size(), own, in.plan);
   const PlannedWork planned(in.plan.control, work);
 
   std::vector<Problem> problems = piloted_problems(in, options, ring);
