@@ -29,6 +29,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -63,6 +64,10 @@ constexpr double kFewNeighbours = 5;        // median effective neighbours below
 // at K = 10, n = 10,000 it adds 17-20% to the estimate's time).
 constexpr double kMatrixPenalty = 3e-3;
 constexpr std::size_t kMaxMatrixClasses = 10;
+// The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14): the most classes it is tried
+// for. Its K features make each Newton step's Hessian K (D + K)^2 / 2 products per row: 3,500 at K = 16,
+// under the full matrix's K^4 / 2 = 5,000 at K = 10.
+constexpr std::size_t kMaxTopBiasClasses = 16;
 
 // The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
 // correction is then the mean residual, about 0), so the grid includes "trust the pilot".
@@ -416,16 +421,21 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 // another, which the shared terms cannot. With a saturated input (the spline says so), one more term
 // u [f_jc saturated] sets the level of classes of (nearly) zero probability, whose offsets are then floored
 // at kFeatureFloor; saturated probabilities (and a top class of probability 1) have no spline terms.
+// With `top_biases`, K more features v_c [c is row j's top class] give each class a bias of its own where
+// it is the top class: a model over- or underconfident by how much depends on the class it predicts,
+// which the shared top-label term averages over the classes.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
-                             std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty = 0) {
+                             std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty = 0,
+                             bool top_biases = false) {
   constexpr std::size_t kFirstSpline = 2;  // after log f and the top-label adjustment's feature
   LogitDesign d;
   d.L = lp.classes;
-  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
+  const std::size_t first_top = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
+  d.D = first_top + (top_biases ? lp.classes : 0);
   d.class_bias = class_bias;
   d.M = matrix_penalty > 0 ? lp.classes : 0;
   d.matrix_penalty = matrix_penalty;
-  d.row = [&lp, &pred, spline, D = d.D, M = d.M](std::size_t j, double* offset, double* x) {
+  d.row = [&lp, &pred, spline, D = d.D, M = d.M, first_top, top_biases](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
     const auto [top, rest] = top_and_rest(f, K);
@@ -442,9 +452,22 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
         spline->basis(log_f - safe_log(other, kFeatureFloor), x + D * c + kFirstSpline);  // logit(f, other)
       if (indicator) x[D * c + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
       if (M > 0) x[D * K + c] = log_f;
+      if (top_biases)
+        for (std::size_t m = 0; m < K; ++m) x[D * c + first_top + m] = (m == c && c == top) ? 1.0 : 0.0;
     }
   };
   return d;
+}
+
+// A candidate design's starting parameters from a fitted design's (theta): the fitted design's features
+// (the candidate's own after them at 0), its class biases where both have them, and the rest at 0.
+std::vector<double> extended_start(std::span<const double> theta, const LogitDesign& from, const LogitDesign& to) {
+  ECEKDE_ASSERT(to.D >= from.D && to.L == from.L);
+  std::vector<double> start(to.parameters(), 0.0);
+  std::copy_n(theta.begin(), from.D, start.begin());
+  if (from.class_bias && to.class_bias)
+    std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(from.D), from.L, start.begin() + static_cast<std::ptrdiff_t>(to.D));
+  return start;
 }
 
 // -log pi_j(y_j) of row j (sorted position; one dimension: pi_j or 1 - pi_j). With each pilot fitted
@@ -1188,7 +1211,6 @@ std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta
     designs.push_back(beta_design(*pr.lp, spline, 0, at));
   }
   Problem candidate = make_problem(*pr.lp);
-  candidate.map = "beta-step";
   std::vector<double> start = theta[0];
   start.push_back(0.0);  // the jump's parameter, the design's last feature
   crossfit_pilot(candidate, FoldDesigns(std::move(designs)), kernels, fold_of_input, theta.size(), threads, control,
@@ -1210,36 +1232,43 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     const auto spline = canonical_spline(in.pred, problems[0].saturated, ranks);
     const std::size_t K = in.pred.k;
     const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
-    // Each fold's top-label adjustment: the same for both designs, which share the feature it rewrites.
+    // Each fold's top-label adjustment of a design (it rewrites feature 1 of each class, D apart): formed
+    // once for the designs of the structured one's D.
     const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
-    // Fits a design's pilot into pr; `start` starts its first fold's fit, and is left with that fold's
-    // parameters.
-    auto fit = [&](Problem& pr, const LogitDesign& design, std::vector<double>& start) {
-      start.resize(design.parameters(), 0.0);
-      start = (ring ? crossfit_pilot_on_ring(pr, FoldDesigns(design, adjust), *in.plan.kernels, folds, options.folds,
-                                             in.plan.control, ring->comm, start)
-                    : crossfit_pilot(pr, FoldDesigns(design, adjust), *in.plan.kernels, folds, options.folds,
-                                     in.plan.threads, in.plan.control, in.plan.communicator, start))[0];
+    auto adjust_of = [&](const LogitDesign& design) {
+      return design.D == structured.D ? adjust : top_label_adjustment(in.problems[0], in.pred, design, features);
+    };
+    // Fits a design's pilot into pr from `start`; returns its first fold's parameters.
+    auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
+      const FoldDesigns designs(design, adjust_of(design));
+      return (ring ? crossfit_pilot_on_ring(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.control,
+                                            ring->comm, start)
+                   : crossfit_pilot(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.threads,
+                                    in.plan.control, in.plan.communicator, start))[0];
     };
     auto log_loss = [&](const Problem& pr) {
       return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
     };
     // The structured pilot, or a candidate where that predicts the held-out labels better: one with a full
-    // matrix (K <= 10), or one with per-class biases (64 < K <= 128). The candidate's fit starts from the
-    // structured one's (its added parameters at 0): Newton then needs fewer steps.
-    std::vector<double> start;
-    fit(problems[0], structured, start);
+    // matrix (K <= 10), one with a bias per class where it is the top class (K <= kMaxTopBiasClasses), or
+    // one with per-class biases (64 < K <= 128); the lowest held-out log-loss is kept. Each candidate's fit
+    // starts from the structured one's (its added parameters at 0): Newton then needs fewer steps.
+    const std::vector<double> fitted = fit(problems[0], structured, {});
+    const std::string_view forced = in.plan.pilot;
     auto keep_if_better = [&](const LogitDesign& design, const char* name) {
+      if (!forced.empty() && forced != name) return;
       Problem candidate = make_problem(in.problems[0]);
-      fit(candidate, design, start);
-      if (log_loss(candidate) < log_loss(problems[0])) {
+      fit(candidate, design, extended_start(fitted, structured, design));
+      if (!forced.empty() || log_loss(candidate) < log_loss(problems[0])) {
         problems[0].pilot = std::move(candidate.pilot);
         problems[0].map = name;
       }
     };
     if (K <= kMaxMatrixClasses)
       keep_if_better(canonical_design(in.problems[0], in.pred, spline, true, kMatrixPenalty), "full-matrix");
-    else if (K > kMaxClassBiases && K <= kMaxBiasCandidate)
+    if (K <= kMaxTopBiasClasses)
+      keep_if_better(canonical_design(in.problems[0], in.pred, spline, true, 0, true), "top-class-biases");
+    if (K > kMaxClassBiases && K <= kMaxBiasCandidate)
       keep_if_better(canonical_design(in.problems[0], in.pred, spline, true), "class-biases");
   } else {
     ECEKDE_ASSERT(!ring);
@@ -1323,25 +1352,27 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
     auto total = [](const std::vector<double>& loss) { return std::accumulate(loss.begin(), loss.end(), 0.0); };
     // The candidates in turn, each kept where its sum is lower than every one before it.
     enum class Pilot { own, step, pooled, intercepts } kept = Pilot::own;
+    const char* kept_name = problems[0].map;  // the own maps'
     double lowest = total(own_loss);
-    for (const auto& [candidate, offered, loss] :
-         {std::tuple{Pilot::step, steps, &step_loss}, std::tuple{Pilot::pooled, pooled.has_value(), &pooled_loss},
-          std::tuple{Pilot::intercepts, intercepts, &intercept_loss}})
-      if (offered && total(*loss) < lowest) kept = candidate, lowest = total(*loss);
+    const std::string_view forced = in.plan.pilot;
+    for (const auto& [candidate, name, offered, loss] :
+         {std::tuple{Pilot::step, "beta-step", steps, &step_loss},
+          std::tuple{Pilot::pooled, "pooled-beta", pooled.has_value(), &pooled_loss},
+          std::tuple{Pilot::intercepts, "pooled-intercepts", intercepts, &intercept_loss}})
+      if (offered && (forced.empty() ? total(*loss) < lowest : forced == name))
+        kept = candidate, kept_name = name, lowest = total(*loss);
     if (kept == Pilot::step) {
       for (std::size_t q = mine.begin; q < mine.end; ++q)
         if (!with_step[q].empty()) problems[q].pilot = std::move(with_step[q]);
-      for (Problem& pr : problems) pr.map = "beta-step";
     } else if (kept == Pilot::intercepts) {
       for (std::size_t q = mine.begin; q < mine.end; ++q) problems[q].pilot = std::move(with_intercept[q]);
-      for (Problem& pr : problems) pr.map = "pooled-intercepts";
     } else if (kept == Pilot::pooled) {
       parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
         Problem& pr = problems[mine.begin + own];
         predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
       });
-      for (Problem& pr : problems) pr.map = "pooled-beta";
     }
+    for (Problem& pr : problems) pr.map = kept_name;
     if (by_problem && !in.plan.owned_problems)  // owned: each pilot stays with its problem's owner
       for (std::size_t q = 0; q < problems.size(); ++q) {
         if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);

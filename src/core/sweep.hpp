@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct SweepPlan {
   // Marginal's pooled pilot: at most about this many negative (row, class) pairs, a label-free sample
   // above it (crossfit.cpp); tests lower it to reach the sampled fit at small n K.
   std::size_t pooled_negatives = std::size_t{1} << 19;
+  // Crossfit's pilot: empty, the family whose held-out log-loss is lowest (Result::pilot names it), or one
+  // family by that name where it is offered (tests check each family's fits apart from the choice).
+  std::string_view pilot;
 
   static SweepPlan from(const ExecutionOptions& execution);
 };

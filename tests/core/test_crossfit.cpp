@@ -472,9 +472,12 @@ TEST(Crossfit, TiedRowsAreDealtToTheFoldsInTurn) {
 }
 
 // Cross-fitting's promise: a row's pilot is fitted without its fold's labels, directly or through a
-// feature (the canonical pilot's top-label feature is itself a fit, made without the same fold). Changing
-// one fold's labels leaves that fold's pilots as they were (to the rounding of the fits' sums, which
-// follow the label-sorted order) and moves the others'.
+// feature (the canonical pilot's top-label feature is itself a fit, made without the same fold) or a
+// threshold (the step candidate's, found on the fold's training rows). Changing one fold's labels leaves
+// that fold's pilots as they were (to the rounding of the fits' sums, which follow the label-sorted order)
+// and moves the others'. Checked for every family of pilot apart (SweepPlan::pilot): the choice between
+// them reads every row's held-out log-loss, so a fold's labels can change which family is kept (one
+// choice per estimate, as choosing by cross-validation does).
 TEST(Crossfit, AFoldsPilotsNeverSeeItsLabels) {
   for (std::size_t k : {2, 4}) {
     const oracle::Data d = with_cells(300, k, 60 + k);
@@ -482,31 +485,39 @@ TEST(Crossfit, AFoldsPilotsNeverSeeItsLabels) {
     oracle::Data relabelled = d;
     for (std::size_t j = 0; j < d.n; ++j)
       if (folds[j] == 2) relabelled.y[j] = (d.y[j] + 1) % static_cast<std::int64_t>(k);
-    for (CalibrationType type : types_for(k))
-      // Marginal also with its pooled pilot's negative pairs sampled (1 in 3 or 9): which positive pairs
-      // it keeps depends on the labels.
-      for (std::size_t negatives : {std::size_t{1} << 19, std::size_t{100}}) {
-        if (negatives == 100 && type != CalibrationType::marginal) continue;
-        const ecekde::EstimateOptions o = options(type, std::nullopt, 1.0);
-        auto pilots_of = [&](const oracle::Data& data) {
-          auto in = ecekde::detail::prepare(view(data), ecekde::LabelsView(data.y), type, false, o.execution, true);
-          in.plan.pooled_negatives = negatives;
-          return ecekde::detail::crossfit_pilots(in, o);
-        };
-        const auto before = pilots_of(d), after = pilots_of(relabelled);
-        ASSERT_EQ(before.size(), after.size());
-        double held = 0, others = 0;
-        for (std::size_t q = 0; q < before.size(); ++q) {
-          const std::size_t depth = before[q].size() / d.n;
-          for (std::size_t v = 0; v < before[q].size(); ++v)
-            (folds[v / depth] == 2 ? held : others) =
-                std::max(folds[v / depth] == 2 ? held : others, std::fabs(before[q][v] - after[q][v]));
+    for (CalibrationType type : types_for(k)) {
+      std::vector<const char*> families{"structured", "full-matrix", "top-class-biases"};
+      if (type == CalibrationType::marginal)
+        families = {"beta", "beta-step", "pooled-beta", "pooled-intercepts"};
+      else if (type != CalibrationType::canonical)
+        families = {"beta", "beta-step"};
+      for (const char* family : families)
+        // Marginal also with its pooled pilot's negative pairs sampled (1 in 3 or 9): which positive pairs
+        // it keeps depends on the labels.
+        for (std::size_t negatives : {std::size_t{1} << 19, std::size_t{100}}) {
+          if (negatives == 100 && type != CalibrationType::marginal) continue;
+          const ecekde::EstimateOptions o = options(type, std::nullopt, 1.0);
+          auto pilots_of = [&](const oracle::Data& data) {
+            auto in = ecekde::detail::prepare(view(data), ecekde::LabelsView(data.y), type, false, o.execution, true);
+            in.plan.pooled_negatives = negatives;
+            in.plan.pilot = family;
+            return ecekde::detail::crossfit_pilots(in, o);
+          };
+          const auto before = pilots_of(d), after = pilots_of(relabelled);
+          ASSERT_EQ(before.size(), after.size());
+          double held = 0, others = 0;
+          for (std::size_t q = 0; q < before.size(); ++q) {
+            const std::size_t depth = before[q].size() / d.n;
+            for (std::size_t v = 0; v < before[q].size(); ++v)
+              (folds[v / depth] == 2 ? held : others) =
+                  std::max(folds[v / depth] == 2 ? held : others, std::fabs(before[q][v] - after[q][v]));
+          }
+          const std::string at = "K " + std::to_string(k) + " " + std::string(ecekde::to_string(type)) + " " +
+                                 family + ", " + std::to_string(negatives) + " negative pairs";
+          EXPECT_LT(held, 1e-9) << at;
+          EXPECT_GT(others, 1e-4) << at;
         }
-        const std::string at = "K " + std::to_string(k) + " " + std::string(ecekde::to_string(type)) + ", " +
-                               std::to_string(negatives) + " negative pairs";
-        EXPECT_LT(held, 1e-9) << at;
-        EXPECT_GT(others, 1e-4) << at;
-      }
+    }
   }
 }
 
@@ -549,7 +560,7 @@ TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
 // probability between classes, which the structured pilot cannot follow. Its true canonical CE_1 is
 // E ||q - f||_1 = 2 E |f_0 - f_1|, here the mean over the rows' own predictions (no estimator involved).
 // At K <= 10 the full-matrix candidate fits it better and is kept (Result::pilot says so), and the estimate
-// reads within 10% of the truth; above K = 10 the pilot is the structured one. One-dimensional types name
+// reads within 10% of the truth; above K = 10 it is not tried. One-dimensional types name
 // their Beta pilot; the paper's estimator names none.
 TEST(Crossfit, AMatrixPilotIsKeptWhereClassesAreConfused) {
   for (const std::size_t k : {4, 11}) {
@@ -565,7 +576,8 @@ TEST(Crossfit, AMatrixPilotIsKeptWhereClassesAreConfused) {
     }
     const ecekde::Result r = run(d, options(CalibrationType::canonical, std::nullopt, 1));
     SCOPED_TRACE(testing::Message() << "K = " << k << ": truth " << truth << ", estimate " << r.ce);
-    EXPECT_EQ(r.pilot, k <= 10 ? "full-matrix" : "structured");
+    if (k <= 10) EXPECT_EQ(r.pilot, "full-matrix");
+    else EXPECT_NE(r.pilot, "full-matrix");
     if (k <= 10) {
       EXPECT_NEAR(r.ce, truth, 0.1 * truth);
     }
@@ -650,6 +662,38 @@ TEST(Crossfit, AStepCandidateFollowsAJumpInTheMap) {
   }
   SCOPED_TRACE(testing::Message() << "mean CE_2^2 " << estimates / kSets << ", truth " << truths / kSets);
   EXPECT_NEAR(estimates, truths, 0.04 * truths);
+}
+
+// A model whose confidence is off by how much depends on the class it predicts (labels from q proportional
+// to f with the top class's probability scaled by e^(v_c), v_c = +-0.9 by class): the structured pilot's
+// top-label term is shared by the classes and averages the shifts away; the top-class-bias candidate fits
+// one per class and is kept. The truth is the rows' own mean of sum_c |q_c - f_c| (canonical CE_1) and of
+// sum_c (q_c - f_c)^2, no estimator involved.
+TEST(Crossfit, ATopClassBiasPilotIsKeptWhereConfidenceDependsOnTheClass) {
+  constexpr std::size_t kClasses = 6;
+  oracle::Data d = testdata::softmax_predictions(3000, kClasses, 41, 2.0);
+  ecekde::Rng rng(42);
+  std::vector<double> q(kClasses);
+  double truth_1 = 0, truth_2 = 0;
+  for (std::size_t j = 0; j < d.n; ++j) {
+    const double* f = d.f.data() + j * kClasses;
+    const std::size_t top = static_cast<std::size_t>(std::max_element(f, f + kClasses) - f);
+    double sum = 0;
+    for (std::size_t c = 0; c < kClasses; ++c) sum += q[c] = f[c] * (c == top ? std::exp(top % 2 ? 0.9 : -0.9) : 1.0);
+    for (std::size_t c = 0; c < kClasses; ++c) {
+      q[c] /= sum;
+      truth_1 += std::fabs(q[c] - f[c]) / static_cast<double>(d.n);
+      truth_2 += (q[c] - f[c]) * (q[c] - f[c]) / static_cast<double>(d.n);
+    }
+    d.y[j] = static_cast<std::int64_t>(rng.categorical(q));
+  }
+  const ecekde::Result r1 = run(d, options(CalibrationType::canonical, std::nullopt, 1));
+  const ecekde::Result r2 = run(d, options(CalibrationType::canonical, std::nullopt, 2));
+  SCOPED_TRACE(testing::Message() << "CE_1 " << r1.ce << " against " << truth_1 << ", CE_2^2 " << r2.ce_pow_p
+                                  << " against " << truth_2);
+  EXPECT_EQ(r1.pilot, "top-class-biases");
+  EXPECT_NEAR(r1.ce, truth_1, 0.1 * truth_1);
+  EXPECT_NEAR(r2.ce_pow_p, truth_2, 0.1 * truth_2);
 }
 
 // Saturated probabilities (docs/validation.md, 7.12): predictions truncated to their two largest classes,
