@@ -152,7 +152,8 @@ void register_kde_results(py::module_& m) {
                if (r.pilot.empty()) return std::nullopt;
                return r.pilot;
              },
-             "crossfit: the pilot map it kept, 'structured', 'full-matrix' or 'class-biases' (canonical), 'beta', 'beta-step' "
+             "crossfit: the pilot map it kept, 'structured', 'full-matrix', 'top-class-biases' or 'class-biases' (canonical), "
+             "'beta', 'beta-step' "
              "(one-dimensional: Beta with a jump), 'pooled-beta' "
              "(marginal: one map for every class) or 'pooled-intercepts' (marginal: that map plus an intercept per class) "
              "(None for the paper's estimator)")

@@ -232,7 +232,7 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
 // shared design with a few features rewritten per fold (`adjust`, one per fold: the canonical pilot's
 // top-label feature, itself fitted without the fold; the folds then share one table of rows), or a design
 // of each fold's own with the same parameters (`own`: the step candidate's threshold, found on the fold's
-// training rows).
+// training rows; such designs read another's table, step_design(), and keep none).
 struct FoldDesigns {
   LogitDesign shared;
   std::vector<std::function<void(std::size_t, double*)>> adjust;
@@ -244,7 +244,6 @@ struct FoldDesigns {
 
   void cache(std::size_t n) {
     if (own.empty()) cache_rows(shared, n, kMaxCachedDesign);
-    for (LogitDesign& d : own) cache_rows(d, n, kMaxCachedDesign);
   }
 
   LogitDesign of(std::size_t fold) const {
@@ -361,15 +360,14 @@ std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool s
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s) (+ a fixed
 // `log_odds_offset`: a fit on a sample that keeps 1 in m negatives adds log m, then predicts without it).
 // With a saturated input (the spline says so), two more terms u [s saturated] + v [1 - s saturated] set the
-// level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor. With a
-// `step` (a threshold in logit s; step_threshold()), one more term u [logit s > step] lets the map jump.
-LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0,
-                        std::optional<double> step = std::nullopt) {
+// level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor.
+constexpr std::size_t kMaxBetaFeatures = 3 + LogitSpline::kFunctions + 2;
+LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0) {
   constexpr std::size_t kFirstSpline = 3;  // after log s, log(1 - s) and the intercept
   LogitDesign d;
   d.L = 2;
-  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0) + (step ? 1 : 0);
-  d.row = [&lp, spline, log_odds_offset, step, D = d.D](std::size_t j, double* offset, double* x) {
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 2 : 0);
+  d.row = [&lp, spline, log_odds_offset, D = d.D](std::size_t j, double* offset, double* x) {
     const double s = lp.points.x(j, 0), r = lp.points.x(j, 1);
     const bool indicators = spline->saturated();
     const bool low = indicators && saturated(s), high = indicators && saturated(r);
@@ -385,7 +383,43 @@ LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpl
       x[D + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
       x[D + kFirstSpline + LogitSpline::kFunctions + 1] = high ? kSaturatedIndicator : 0.0;
     }
-    if (step) x[2 * D - 1] = logit(s, r) > *step ? 1.0 : 0.0;
+  };
+  return d;
+}
+
+// A Beta design (beta_design()) with a step: one more term u [logit s > step] lets the map jump
+// (step_threshold() finds the step; `logits` holds each row's logit s). Its rows are the Beta design's
+// (read from its table where cache_rows() wrote one) and that feature; where the Beta design has its
+// table of differences (all its fits read of a row), so does this one, the same with that feature.
+LogitDesign step_design(LogitDesign beta, std::shared_ptr<const std::vector<double>> logits, double step) {
+  ECEKDE_ASSERT(beta.binary() && beta.D <= kMaxBetaFeatures);
+  LogitDesign d;
+  d.L = 2;
+  d.D = beta.D + 1;
+  if (beta.differences) {
+    const std::size_t n = logits->size(), width = 1 + beta.D;
+    auto differences = std::make_shared<std::vector<double>>(n * (width + 1));
+    for (std::size_t j = 0; j < n; ++j) {
+      double* out = differences->data() + j * (width + 1);
+      std::copy_n(beta.differences->data() + j * width, width, out);
+      out[width] = (*logits)[j] > step ? 1.0 : 0.0;
+    }
+    d.differences = std::move(differences);
+  }
+  d.row = [beta = std::move(beta), logits = std::move(logits), step](std::size_t j, double* offset, double* x) {
+    std::array<double, 2 * kMaxBetaFeatures> features;
+    if (beta.table) {
+      const double* row = beta.table->data() + j * beta.row_size();
+      std::copy_n(row, 2, offset);
+      std::copy_n(row + 2, 2 * beta.D, features.data());
+    } else {
+      beta.row(j, offset, features.data());
+    }
+    const std::size_t D = beta.D + 1;
+    std::copy_n(features.data(), beta.D, x);  // class 0: no features
+    x[beta.D] = 0;
+    std::copy_n(features.data() + beta.D, beta.D, x + D);
+    x[2 * D - 1] = (*logits)[j] > step ? 1.0 : 0.0;
   };
   return d;
 }
@@ -1156,36 +1190,42 @@ std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& 
 }
 
 // The step candidate's threshold in one fold (docs/validation.md, 7.14): where the fold's smooth pilot
-// (theta under `beta`, fitted on the training rows `train`) misses most. Over those rows in decreasing
-// logit s, U(t) = sum_{logit s > t} (b - pi) and V(t) = sum_{logit s > t} pi (1 - pi): U^2 / V is the score
-// statistic of a jump u [logit s > t] added to the smooth map. A smooth map that rounds a jump errs low on
-// one side and high on the other, so U peaks at the jump. Thresholds lie midway between distinct scores
-// with at least a fiftieth of the rows (and 20) and kMinStepLabels of each label on either side, so that
-// no side is (nearly) separated by its labels, where the jump's fit would grow without bound; none where
-// there is no such place.
+// (theta under `beta`, fitted on the training rows `train`, here in decreasing logit s, `logits`) misses
+// most. Over those rows, U(t) = sum_{logit s > t} (b - pi) and V(t) = sum_{logit s > t} pi (1 - pi): U^2 / V
+// is the score statistic of a jump u [logit s > t] added to the smooth map. A smooth map that rounds a jump
+// errs low on one side and high on the other, so U peaks at the jump. Thresholds lie midway between
+// distinct scores with at least a fiftieth of the rows (and 20) and kMinStepLabels of each label on either
+// side, so that no side is (nearly) separated by its labels, where the jump's fit would grow without
+// bound; none where there is no such place.
 std::optional<double> step_threshold(const Problem& pr, const LogitDesign& beta, std::span<const double> theta,
-                                     std::span<const std::size_t> train) {
+                                     std::span<const double> logits, std::span<const std::size_t> train) {
   constexpr double kMinStepLabels = 10;
   const std::size_t m = train.size(), side = std::max<std::size_t>(20, m / 50);
   double positives = 0;
   for (std::size_t j : train) positives += pr.labels[j];
   if (m < 2 * side || positives < 2 * kMinStepLabels || static_cast<double>(m) - positives < 2 * kMinStepLabels)
     return std::nullopt;
+  // The training rows' pi: from the design's differences (one exp per row) where it has them.
   std::vector<double> prob(2 * m);
-  predict_logit(beta, theta, train, prob.data());
-  std::vector<std::pair<double, std::size_t>> by_score(m);  // (logit s, position in train)
-  for (std::size_t i = 0; i < m; ++i)
-    by_score[i] = {logit(pr.lp->points.x(train[i], 0), pr.lp->points.x(train[i], 1)), i};
-  std::sort(by_score.begin(), by_score.end(), std::greater<>());
+  if (beta.differences) {
+    const std::size_t width = 1 + beta.D;
+    for (std::size_t k = 0; k < m; ++k) {
+      const double* row = beta.differences->data() + train[k] * width;
+      double margin = row[0];
+      for (std::size_t d = 0; d < beta.D; ++d) margin += row[1 + d] * theta[d];
+      prob[2 * k + 1] = 1 / (1 + std::exp(-margin));
+    }
+  } else {
+    predict_logit(beta, theta, train, prob.data());
+  }
   std::optional<double> best;
   double u = 0, v = 0, above = 0, most = 0;  // above: the positives above the threshold
   for (std::size_t k = 0; k + side < m; ++k) {
-    const auto [z, i] = by_score[k];
-    const double pi = prob[2 * i + 1], b = pr.labels[train[i]];
+    const double pi = prob[2 * k + 1], b = pr.labels[train[k]], z = logits[train[k]];
     u += b - pi;
     v += pi * (1 - pi);
     above += b;
-    const double next = by_score[k + 1].first, rows_above = static_cast<double>(k + 1);
+    const double next = logits[train[k + 1]], rows_above = static_cast<double>(k + 1);
     const bool labels_apart = std::min({above, rows_above - above, positives - above,
                                         static_cast<double>(m) - rows_above - (positives - above)}) < kMinStepLabels;
     if (k + 1 < side || next == z || v <= 0 || labels_apart) continue;
@@ -1195,22 +1235,33 @@ std::optional<double> step_threshold(const Problem& pr, const LogitDesign& beta,
   return best;
 }
 
-// The step candidate of a one-dimensional problem: its Beta pilot with a jump (beta_design() with a step),
-// each fold's at the threshold step_threshold() finds under that fold's smooth fit (`theta`, under
-// `beta`). Fitted and predicted as crossfit_pilot() does; nullopt where a fold has no threshold.
+// The step candidate of a one-dimensional problem: its Beta pilot with a jump (step_design()), each fold's
+// at the threshold step_threshold() finds under that fold's smooth fit (`theta`, under `beta`, best with
+// its rows cached). Fitted and predicted as crossfit_pilot() does; nullopt where a fold has no threshold.
 std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta,
-                                      std::shared_ptr<const LogitSpline> spline,
                                       const std::vector<std::vector<double>>& theta,
                                       const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
                                       int threads, const RunControl* control, Communicator* comm) {
-  const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n;
+  auto logits = std::make_shared<std::vector<double>>(n);
+  for (std::size_t j = 0; j < n; ++j) (*logits)[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
+  std::vector<std::size_t> decreasing(n);  // sorted positions by decreasing logit s, sorted once for every fold
+  std::iota(decreasing.begin(), decreasing.end(), std::size_t{0});
+  std::sort(decreasing.begin(), decreasing.end(), [&](std::size_t a, std::size_t b) {
+    return (*logits)[a] > (*logits)[b] || ((*logits)[a] == (*logits)[b] && a < b);
+  });
   std::vector<LogitDesign> designs;
+  std::vector<std::size_t> train;
   for (std::size_t f = 0; f < theta.size(); ++f) {
-    const std::optional<double> at = step_threshold(pr, beta, theta[f], split.train[f]);
+    train.clear();
+    for (std::size_t j : decreasing)
+      if (fold_of_input[lp.original[j]] != f) train.push_back(j);
+    const std::optional<double> at = step_threshold(pr, beta, theta[f], *logits, train);
     if (!at) return std::nullopt;
-    designs.push_back(beta_design(*pr.lp, spline, 0, at));
+    designs.push_back(step_design(beta, logits, *at));
   }
-  Problem candidate = make_problem(*pr.lp);
+  Problem candidate = make_problem(lp);
   std::vector<double> start = theta[0];
   start.push_back(0.0);  // the jump's parameter, the design's last feature
   crossfit_pilot(candidate, FoldDesigns(std::move(designs)), kernels, fold_of_input, theta.size(), threads, control,
@@ -1272,12 +1323,13 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
       keep_if_better(canonical_design(in.problems[0], in.pred, spline, true), "class-biases");
   } else {
     ECEKDE_ASSERT(!ring);
-    // One problem per task (marginal has K of them); each fit is serial, so the pilots do not depend on
-    // the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
+    // One problem per task (marginal has K of them; one problem's folds are fitted on the threads instead);
+    // each fit is serial, so the pilots do not depend on the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
     // the folds (one problem: its one task runs inline, on the calling thread, as combining needs).
     const std::size_t n = in.pred.n;
     Communicator* comm = in.plan.communicator;
     const bool by_problem = comm && problems.size() > 1;
+    const int fold_threads = problems.size() == 1 ? in.plan.threads : 1;
     // One answer for every class: the pooled pilot's parameters are predicted at each class's rows.
     const bool saturated = any_saturated(in.problems, in.plan.owned_problems ? comm : nullptr);
     const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
@@ -1315,11 +1367,11 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
         [&](std::size_t own, int) {
           const std::size_t q = mine.begin + own;
           Problem& pr = problems[q];
-          const auto spline = score_spline(*pr.lp, saturated);
-          const LogitDesign beta = beta_design(*pr.lp, spline);
+          LogitDesign beta = beta_design(*pr.lp, score_spline(*pr.lp, saturated));
+          cache_rows(beta, n, kMaxCachedDesign);  // read by the fits, the step's threshold and its design
           Communicator* fold_ranks = by_problem ? nullptr : comm;
           const std::vector<std::vector<double>> theta = crossfit_pilot(
-              pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, 1, in.plan.control, fold_ranks);
+              pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, fold_threads, in.plan.control, fold_ranks);
           std::optional<Problem> shifted, stepped;
           if (intercepts) {
             shifted = make_problem(*pr.lp);
@@ -1327,7 +1379,8 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
                                                    *in.plan.kernels, in.plan.control);
           }
           if (steps)
-            stepped = step_candidate(pr, beta, spline, theta, folds, *in.plan.kernels, 1, in.plan.control, fold_ranks);
+            stepped = step_candidate(pr, beta, theta, folds, *in.plan.kernels, fold_threads, in.plan.control,
+                                     fold_ranks);
           const Problem& with_jump = stepped ? *stepped : pr;  // no threshold: the step candidate is the own map
           for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
             const std::size_t i = pooled->position[pair];

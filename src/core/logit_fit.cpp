@@ -22,7 +22,7 @@ const double kLogSmallest = std::log(std::numeric_limits<double>::min());
 constexpr double kQuadraticDecrement = 1e-12;
 
 // The feature count of the crossfit's one-dimensional pilot (Beta calibration and a 3-function spline),
-// whose fits take binary_sums()' fixed-size path.
+// whose fits take binary_sums()' fixed-size path, as do those of its step candidate (one more).
 constexpr std::size_t kBetaFeatures = 6;
 
 // Row j's probabilities (softmax of its logits) under theta; returns log P_j(y).
@@ -82,7 +82,7 @@ using Sums = std::conditional_t<N == 0, std::vector<double>, FixedSums<N>>;
 // rows go in chunks: their margins first, then one call of the vector kernels' softplus_sigmoid (marginal's
 // pilots at K = 1,000 spent most of their time in scalar exp and log1p), then the sums. kD is the feature
 // count when known at compile time (0: the design's D): the crossfit's one-dimensional pilots
-// (kBetaFeatures) then keep their sums in registers.
+// (kBetaFeatures, and one more with a step) then keep their sums in registers.
 template <std::size_t kD>
 double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                    std::span<const std::size_t> rows, std::span<const double> theta, double* grad, double* hess) {
@@ -200,8 +200,9 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
   if (hess) std::fill_n(hess, P * P, 0.0);
   double nll = 0;
   if (d.binary())
-    nll = D == kBetaFeatures ? binary_sums<kBetaFeatures>(d, kern, labels, rows, theta, grad, hess)
-                             : binary_sums<0>(d, kern, labels, rows, theta, grad, hess);
+    nll = D == kBetaFeatures       ? binary_sums<kBetaFeatures>(d, kern, labels, rows, theta, grad, hess)
+          : D == kBetaFeatures + 1 ? binary_sums<kBetaFeatures + 1>(d, kern, labels, rows, theta, grad, hess)
+                                   : binary_sums<0>(d, kern, labels, rows, theta, grad, hess);
   for (std::size_t j : d.binary() ? std::span<const std::size_t>{} : rows) {
     const int y = labels[j];
     const double* row = design_row(d, j, scratch);
