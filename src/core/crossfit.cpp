@@ -1347,8 +1347,9 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
   } else {
     ECEKDE_ASSERT(!ring);
     // One problem per task (marginal has K of them; one problem's folds are fitted on the threads instead);
-    // each fit is serial, so the pilots do not depend on the thread count. Split across ranks, each rank fits its share of the problems (marginal), or of
-    // the folds (one problem: its one task runs inline, on the calling thread, as combining needs).
+    // each fit is serial, so the pilots do not depend on the thread count. Split across ranks, each rank
+    // fits its share of the problems (marginal), or of the folds (one problem: its one task runs inline, on
+    // the calling thread, as combining needs).
     const std::size_t n = in.pred.n;
     Communicator* comm = in.plan.communicator;
     const bool by_problem = comm && problems.size() > 1;
