@@ -198,13 +198,14 @@ struct Result {
   /// intervals come from bootstrap_kde().
   double standard_error = 0;
   std::optional<Bounds> ce_pow_p_interval, ce_interval;
-  /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix" or "class-biases" (canonical:
-  /// the second adds a K x K matrix on log f, tried at K <= 10, the third per-class biases, which the
-  /// structured map has only up to K = 64, tried at 64 < K <= 128; each kept where its held-out log-loss
-  /// is lower), "beta" (the one-dimensional types), "pooled-beta" (marginal: one Beta map fitted on
-  /// every class's rows, kept where the classes' summed held-out log-loss is lower than with a map per
-  /// class) or "pooled-intercepts" (marginal, K <= 128: that map plus an intercept per class, kept where
-  /// its sum is the lowest of the three); empty for the paper's estimator.
+  /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix", "top-class-biases" or
+  /// "class-biases" (canonical: the second adds a K x K matrix on log f, tried at K <= 10, the third a bias
+  /// per class where it is the top class, tried at K <= 16, the fourth per-class biases, which the
+  /// structured map has only up to K = 64, tried at 64 < K <= 128), "beta" (the one-dimensional types),
+  /// "beta-step" (the same with a jump at a threshold found in each fold; one problem, or marginal at
+  /// K <= 128), "pooled-beta" (marginal: one Beta map fitted on every class's rows) or "pooled-intercepts"
+  /// (marginal, K <= 128: that map plus an intercept per class); the one whose held-out log-loss (summed
+  /// over marginal's classes) is the lowest is kept; empty for the paper's estimator.
   std::string pilot;
   /// Why the figure should not be trusted, in words (too few samples for K, a class seen a few times,
   /// kernel weights resting on few neighbours); empty when nothing is known to be wrong.
