@@ -356,12 +356,15 @@ std::shared_ptr<const LogitSpline> score_spline(const LabelledPoints& lp, bool s
   return std::make_shared<const LogitSpline>(std::move(t), saturated, ranks);
 }
 
+// The most features a Beta design has (beta_design(): log s, log(1 - s), the intercept, the spline and two
+// saturated indicators), which a step design (step_design()) holds in a buffer of its own.
+constexpr std::size_t kMaxBetaFeatures = 3 + LogitSpline::kFunctions + 2;
+
 // Beta calibration of a one-dimensional problem, bent by a spline in logit(s):
 // logit P(b = 1 | s) = logit(s) + a log s + c log(1 - s) + d + sum_f e_f N_f(logit s) (+ a fixed
 // `log_odds_offset`: a fit on a sample that keeps 1 in m negatives adds log m, then predicts without it).
 // With a saturated input (the spline says so), two more terms u [s saturated] + v [1 - s saturated] set the
 // level of those scores, whose spline terms are 0 and whose offsets are floored at kFeatureFloor.
-constexpr std::size_t kMaxBetaFeatures = 3 + LogitSpline::kFunctions + 2;
 LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpline> spline, double log_odds_offset = 0) {
   constexpr std::size_t kFirstSpline = 3;  // after log s, log(1 - s) and the intercept
   LogitDesign d;
