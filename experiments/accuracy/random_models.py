@@ -15,7 +15,10 @@ Prints CSV on stdout: model, K, n, type, p, truth, the mean of SETS estimates, i
 distance from the truth in standard errors of that mean, how many intervals held the truth, the pilot of
 the first set; then a summary on stderr.
 
-    PYTHONPATH=build/python /usr/bin/python3 experiments/accuracy/random_models.py [SEED] [MODELS] [SETS]
+    PYTHONPATH=build/python /usr/bin/python3 experiments/accuracy/random_models.py [SEED] [MODELS] [SETS] [ONLY]
+
+ONLY (a model's name, e.g. gaussian+matrix) replays the draw and runs only the models of that name: the
+same models, truths and data sets as the full run, with SETS data sets each.
 """
 import sys
 
@@ -134,11 +137,14 @@ def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     models = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     sets = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    only = sys.argv[4] if len(sys.argv) > 4 else None
     rng = np.random.default_rng(seed)
     print("model,K,n,type,p,truth,mean,relative_error,z,covered,sets,pilot", flush=True)
     rows = []
     for index in range(models):
         name, k, n, base, q = random_model(rng)
+        if only is not None and name != only:
+            continue
         truth = truths(base, q, k, [seed, index])
         readings = {key: [] for key in truth}
         for s in range(sets):

@@ -3,9 +3,9 @@
 //   1. a pilot recalibration map pi, a small multinomial logistic model fitted with k-fold cross-fitting (folds, 5)
 //      (each row's pilot is fitted without its fold's labels, also through its features; tied rows are
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
-//      classes and the top-label pilot's recalibration (canonical; at K <= 10 also the same with a full
-//      K x K matrix on log f, at 64 < K <= 128 with per-class biases, kept where its held-out log-loss
-//      over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; the same
+//      classes and the top-label pilot's recalibration (canonical; at K <= 16 also the same with a full
+//      K x K matrix on log f or with a bias per predicted class, at 64 < K <= 128 with per-class biases,
+//      each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; the same
 //      with a jump at a threshold found in each fold, and for marginal one pooled over its classes, each
 //      kept where it predicts the held-out labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
@@ -60,13 +60,14 @@ constexpr std::size_t kMaxClassBiases = 64;
 constexpr std::size_t kMaxBiasCandidate = 128;
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
 // The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
-// scale), and the most classes it is tried for (its Hessian costs K^4 / 2 products per row and Newton step:
-// at K = 10, n = 10,000 it adds 17-20% to the estimate's time).
+// scale), and the most classes it is tried for. Its Hessian costs K^4 / 2 products per row and Newton step:
+// at n = 10,000 it adds 17-20% to the estimate's time at K = 10 and 25-40% at K = 16 (7.15); at K = 12 a
+// random matrix map read canonical CE_2^2 21% low without it, its intervals missing the truth.
 constexpr double kMatrixPenalty = 3e-3;
-constexpr std::size_t kMaxMatrixClasses = 10;
+constexpr std::size_t kMaxMatrixClasses = 16;
 // The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14): the most classes it is tried
 // for. Its K features make each Newton step's Hessian K (D + K)^2 / 2 products per row: 3,500 at K = 16,
-// under the full matrix's K^4 / 2 = 5,000 at K = 10.
+// a tenth of the full matrix's K^4 / 2 = 32,768 there.
 constexpr std::size_t kMaxTopBiasClasses = 16;
 
 // The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
@@ -1327,7 +1328,7 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
       return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
     };
     // The structured pilot, or a candidate where that predicts the held-out labels better: one with a full
-    // matrix (K <= 10), one with a bias per class where it is the top class (K <= kMaxTopBiasClasses), or
+    // matrix (K <= kMaxMatrixClasses), one with a bias per class where it is the top class (K <= kMaxTopBiasClasses), or
     // one with per-class biases (64 < K <= 128); the lowest held-out log-loss is kept. Each candidate's fit
     // starts from the structured one's (its added parameters at 0): Newton then needs fewer steps.
     const std::vector<double> fitted = fit(problems[0], structured, {});
