@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
 }
 // The default estimator's cost against the paper's, automatic bandwidth, K = 10, 2 threads.
 BENCHMARK_CAPTURE(BM_EstimatorCost, crossfit_canonical, ecekde::Estimator::crossfit, ecekde::CalibrationType::canonical)
-    ->Args({10000, 10, 2})->Args({100000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Args({10000, 10, 2})->Args({10000, 16, 2})->Args({100000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_EstimatorCost, paper_canonical, ecekde::Estimator::paper, ecekde::CalibrationType::canonical)
     ->Args({10000, 10, 2})->Args({100000, 10, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_EstimatorCost, crossfit_marginal, ecekde::Estimator::crossfit, ecekde::CalibrationType::marginal)
