@@ -5,9 +5,9 @@
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 16 also the same with a full
 //      K x K matrix on log f or with a bias per predicted class, at 64 < K <= 128 with per-class biases,
-//      each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in logit s (one-dimensional; the same
-//      with a jump at a threshold found in each fold, and for marginal one pooled over its classes, each
-//      kept where it predicts the held-out labels better);
+//      each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in
+//      logit s (one-dimensional; the same with a jump at a threshold found in each fold, and for marginal
+//      one pooled over its classes, each kept where it predicts the held-out labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
 //      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
@@ -1328,9 +1328,10 @@ std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions&
       return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
     };
     // The structured pilot, or a candidate where that predicts the held-out labels better: one with a full
-    // matrix (K <= kMaxMatrixClasses), one with a bias per class where it is the top class (K <= kMaxTopBiasClasses), or
-    // one with per-class biases (64 < K <= 128); the lowest held-out log-loss is kept. Each candidate's fit
-    // starts from the structured one's (its added parameters at 0): Newton then needs fewer steps.
+    // matrix (K <= kMaxMatrixClasses), one with a bias per class where it is the top class (K <=
+    // kMaxTopBiasClasses), or one with per-class biases (64 < K <= 128); the lowest held-out log-loss is
+    // kept. Each candidate's fit starts from the structured one's (its added parameters at 0): Newton then
+    // needs fewer steps.
     const std::vector<double> fitted = fit(problems[0], structured, {});
     const std::string_view forced = in.plan.pilot;
     auto keep_if_better = [&](const LogitDesign& design, const char* name) {
