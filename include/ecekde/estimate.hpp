@@ -200,7 +200,7 @@ struct Result {
   std::optional<Bounds> ce_pow_p_interval, ce_interval;
   /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix", "top-class-biases" or
   /// "class-biases" (canonical: the second adds a K x K matrix on log f, tried at K <= 16, the third a bias
-  /// per class where it is the top class, tried at K <= 16, the fourth per-class biases, which the
+  /// per class where it is the top class, tried at K <= 128, the fourth per-class biases, which the
   /// structured map has only up to K = 64, tried at 64 < K <= 128), "beta" (the one-dimensional types),
   /// "beta-step" (the same with a jump at a threshold found in each fold; one problem, or marginal at
   /// K <= 128), "pooled-beta" (marginal: one Beta map fitted on every class's rows) or "pooled-intercepts"

@@ -4,8 +4,8 @@
 //      (each row's pilot is fitted without its fold's labels, also through its features; tied rows are
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 16 also the same with a full
-//      K x K matrix on log f or with a bias per predicted class, at 64 < K <= 128 with per-class biases,
-//      each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in
+//      K x K matrix on log f, at K <= 128 with a bias per predicted class and at 64 < K <= 128 with
+//      per-class biases, each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in
 //      logit s (one-dimensional; the same with a jump at a threshold found in each fold, and for marginal
 //      one pooled over its classes, each kept where it predicts the held-out labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
@@ -65,10 +65,10 @@ constexpr double kFewNeighbours = 5;        // median effective neighbours below
 // random matrix map read canonical CE_2^2 21% low without it, its intervals missing the truth.
 constexpr double kMatrixPenalty = 3e-3;
 constexpr std::size_t kMaxMatrixClasses = 16;
-// The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14): the most classes it is tried
-// for. Its K features make each Newton step's Hessian K (D + K)^2 / 2 products per row: 3,500 at K = 16,
-// a tenth of the full matrix's K^4 / 2 = 32,768 there.
-constexpr std::size_t kMaxTopBiasClasses = 16;
+// The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14, 7.16): the most classes it is
+// tried for, as for the class biases (with which it is fitted): those cost K^2 / 2 products per row and
+// Newton step, the top biases D + K (LogitDesign::top).
+constexpr std::size_t kMaxTopBiasClasses = kMaxBiasCandidate;
 
 // The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
 // correction is then the mean residual, about 0), so the grid includes "trust the pilot".
@@ -459,21 +459,26 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 // another, which the shared terms cannot. With a saturated input (the spline says so), one more term
 // u [f_jc saturated] sets the level of classes of (nearly) zero probability, whose offsets are then floored
 // at kFeatureFloor; saturated probabilities (and a top class of probability 1) have no spline terms.
-// With `top_biases`, K more features v_c [c is row j's top class] give each class a bias of its own where
-// it is the top class: a model over- or underconfident by how much depends on the class it predicts,
-// which the shared top-label term averages over the classes.
+// With `top_biases`, K more parameters v_c (LogitDesign::top) give each class a bias of its own where it
+// is the top class: a model over- or underconfident by how much depends on the class it predicts, which
+// the shared top-label term averages over the classes.
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
                              std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty = 0,
                              bool top_biases = false) {
   constexpr std::size_t kFirstSpline = 2;  // after log f and the top-label adjustment's feature
   LogitDesign d;
   d.L = lp.classes;
-  const std::size_t first_top = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
-  d.D = first_top + (top_biases ? lp.classes : 0);
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
   d.class_bias = class_bias;
   d.M = matrix_penalty > 0 ? lp.classes : 0;
   d.matrix_penalty = matrix_penalty;
-  d.row = [&lp, &pred, spline, D = d.D, M = d.M, first_top, top_biases](std::size_t j, double* offset, double* x) {
+  if (top_biases) {
+    auto tops = std::make_shared<std::vector<std::uint32_t>>(lp.points.n);
+    for (std::size_t j = 0; j < lp.points.n; ++j)
+      (*tops)[j] = static_cast<std::uint32_t>(top_and_rest(pred.f.data() + lp.original[j] * lp.classes, lp.classes).first);
+    d.top = std::move(tops);
+  }
+  d.row = [&lp, &pred, spline, D = d.D, M = d.M](std::size_t j, double* offset, double* x) {
     const std::size_t K = lp.classes;
     const double* f = pred.f.data() + lp.original[j] * K;
     const auto [top, rest] = top_and_rest(f, K);
@@ -490,8 +495,6 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
         spline->basis(log_f - safe_log(other, kFeatureFloor), x + D * c + kFirstSpline);  // logit(f, other)
       if (indicator) x[D * c + kFirstSpline + LogitSpline::kFunctions] = low ? kSaturatedIndicator : 0.0;
       if (M > 0) x[D * K + c] = log_f;
-      if (top_biases)
-        for (std::size_t m = 0; m < K; ++m) x[D * c + first_top + m] = (m == c && c == top) ? 1.0 : 0.0;
     }
   };
   return d;

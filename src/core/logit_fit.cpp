@@ -25,16 +25,21 @@ constexpr double kQuadraticDecrement = 1e-12;
 // whose fits take binary_sums()' fixed-size path, as do those of its step candidate (one more).
 constexpr std::size_t kBetaFeatures = 6;
 
-// Row j's probabilities (softmax of its logits) under theta; returns log P_j(y).
+// Row j's top class under d.top, or L where the design has no top biases.
+std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.top)[j] : d.L; }
+
+// Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()); returns
+// log P_j(y).
 double row_probabilities(const LogitDesign& d, std::span<const double> theta, const double* offset,
-                         const double* x, double* prob, int y) {
+                         const double* x, std::size_t t, double* prob, int y) {
   double top = -std::numeric_limits<double>::infinity();
-  const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases();
+  const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases(), *v = w + d.L * d.M;
   for (std::size_t c = 0; c < d.L; ++c) {
     double z = offset[c];
     for (std::size_t k = 0; k < d.D; ++k) z += x[c * d.D + k] * theta[k];
     if (d.class_bias) z += theta[d.D + c];
     for (std::size_t m = 0; m < d.M; ++m) z += w[c * d.M + m] * u[m];
+    if (c == t) z += v[c];
     prob[c] = z;
     top = std::max(top, z);
   }
@@ -192,7 +197,8 @@ class MatrixTerms {
 double objective(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                  std::span<const std::size_t> rows, double lambda, std::span<const double> theta, double* grad,
                  double* hess, Communicator* ranks, double total_rows) {
-  const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases();  // W: the matrix's first
+  // W: the matrix's first parameter, T: the top biases' first
+  const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases(), T = W + L * M;
   std::vector<double> scratch(d.row_size()), prob(L), mu(D);
   std::optional<MatrixTerms> matrix;
   if (M > 0 && grad) matrix.emplace(d, P);
@@ -207,7 +213,8 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
     const int y = labels[j];
     const double* row = design_row(d, j, scratch);
     const double *offset = row, *x = row + L;
-    nll -= row_probabilities(d, theta, offset, x, prob.data(), y);
+    const std::size_t t = top_class(d, j);
+    nll -= row_probabilities(d, theta, offset, x, t, prob.data(), y);
     if (!grad) continue;
     std::fill(mu.begin(), mu.end(), 0.0);
     for (std::size_t c = 0; c < L; ++c)
@@ -231,6 +238,15 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
     if (matrix) matrix->add(x, prob.data(), mu.data(), y, grad, hess, kern);
+    // The top bias v_t is the extended feature [c = t]: its mean over the classes is P_t.
+    if (t < L) {
+      const std::size_t v = T + t;
+      grad[v] += prob[t] - (static_cast<std::size_t>(y) == t ? 1.0 : 0.0);
+      hess[v * P + v] += prob[t] * (1 - prob[t]);
+      for (std::size_t a = 0; a < D; ++a) hess[v * P + a] += prob[t] * (x[t * D + a] - mu[a]);
+      if (d.class_bias)
+        for (std::size_t e = 0; e < L; ++e) hess[v * P + D + e] += (e == t ? prob[t] : 0) - prob[t] * prob[e];
+    }
   }
   if (matrix) matrix->flush(hess, kern);
   if (ranks) {  // the sums over every rank's rows
@@ -243,7 +259,7 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
     if (grad) std::copy_n(sums.begin() + 1, P, grad), std::copy_n(sums.begin() + 1 + static_cast<std::ptrdiff_t>(P), P * P, hess);
   }
   const double m = total_rows;
-  auto ridge = [&](std::size_t a) { return a < W ? lambda : d.matrix_penalty; };
+  auto ridge = [&](std::size_t a) { return a >= W && a < T ? d.matrix_penalty : lambda; };
   double penalty = 0;
   for (std::size_t a = 0; a < P; ++a) penalty += ridge(a) * theta[a] * theta[a];
   if (grad)
@@ -287,7 +303,7 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
   std::vector<double> total_rows{static_cast<double>(rows.size())};
   if (ranks) ranks->all_sum(total_rows);
   ECEKDE_ASSERT(lambda > 0 && total_rows[0] > 0 && (start.empty() || start.size() == design.parameters()) &&
-                (design.M == 0 || design.matrix_penalty > 0));
+                (design.M == 0 || design.matrix_penalty > 0) && !(design.M > 0 && design.top));
   const std::size_t P = design.parameters();
   std::vector<double> theta(start.begin(), start.end());
   if (theta.empty()) theta.assign(P, 0.0);
@@ -327,7 +343,7 @@ void predict_logit(const LogitDesign& design, std::span<const double> theta, std
   std::vector<double> scratch(design.row_size());
   for (std::size_t j : rows) {
     const double* row = design_row(design, j, scratch);
-    row_probabilities(design, theta, row, row + design.L, out, -1);
+    row_probabilities(design, theta, row, row + design.L, top_class(design, j), out, -1);
     out += design.L;
   }
 }

@@ -5,6 +5,7 @@
 #include "ecekde/communicator.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -19,15 +20,18 @@ namespace ecekde::detail {
 struct TileKernels;
 
 /// The model z_jc = offset_jc + sum_d x_jcd theta_d (+ b_c with class biases) (+ sum_m W_cm u_jm with a
-/// matrix), P_j = softmax(z_j), over L classes, D shared features and M matrix inputs. `row(j, offset, x)`
-/// writes row j's L offsets, then L x D features and its M matrix inputs u_j from x on. The parameters are
-/// theta (D), the class biases (L), then W (L x M, row by row); W's entries are penalised by
-/// `matrix_penalty` instead of the fit's lambda.
+/// matrix) (+ v_c [c = top_j] with top biases), P_j = softmax(z_j), over L classes, D shared features and
+/// M matrix inputs. `row(j, offset, x)` writes row j's L offsets, then L x D features and its M matrix
+/// inputs u_j from x on. The parameters are theta (D), the class biases (L), W (L x M, row by row), then
+/// the top biases v (L); W's entries are penalised by `matrix_penalty` instead of the fit's lambda.
 struct LogitDesign {
   std::size_t L = 0, D = 0, M = 0;
   bool class_bias = false;
   double matrix_penalty = 0;
   std::function<void(std::size_t j, double* offset, double* x)> row;
+  /// Optional: row j's class top_j (each below L), which gains the bias v_{top_j}. The same model as L
+  /// more features [c = d = top_j], but a row adds D + L terms to the Hessian instead of L (D + L)^2 / 2.
+  std::shared_ptr<const std::vector<std::uint32_t>> top;
   /// Optional: rewrites part of row j (offsets then features, as in `table`) after it is read, so that
   /// designs differing in a few features (the folds of the canonical pilot) share one table. Not for
   /// binary designs, whose differences are kept apart.
@@ -40,9 +44,10 @@ struct LogitDesign {
   std::shared_ptr<const std::vector<double>> differences;
 
   std::size_t biases() const { return class_bias ? L : 0; }
-  std::size_t parameters() const { return D + biases() + L * M; }
+  std::size_t top_biases() const { return top ? L : 0; }
+  std::size_t parameters() const { return D + biases() + L * M + top_biases(); }
   std::size_t row_size() const { return L + L * D + M; }
-  bool binary() const { return L == 2 && !class_bias && M == 0; }
+  bool binary() const { return L == 2 && !class_bias && M == 0 && !top; }
 };
 
 /// Fills design.table (and for binary designs design.differences) with rows 0..n-1 when the table takes
