@@ -5,9 +5,10 @@
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 16 also the same with a full
 //      K x K matrix on log f, at K <= 128 with a bias per predicted class and at 64 < K <= 128 with
-//      per-class biases, each kept where its held-out log-loss over all rows is lower), or Beta calibration with a spline in
-//      logit s (one-dimensional; the same with a jump at a threshold found in each fold, and for marginal
-//      one pooled over its classes, each kept where it predicts the held-out labels better);
+//      per-class biases, each kept where its held-out log-loss over all rows is lower), or Beta
+//      calibration with a spline in logit s (one-dimensional; the same with a jump at a threshold found in
+//      each fold, and for marginal one pooled over its classes, each kept where it predicts the held-out
+//      labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
 //      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
 //      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
