@@ -475,8 +475,9 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
   d.matrix_penalty = matrix_penalty;
   if (top_biases) {
     auto tops = std::make_shared<std::vector<std::uint32_t>>(lp.points.n);
+    const std::size_t K = lp.classes;
     for (std::size_t j = 0; j < lp.points.n; ++j)
-      (*tops)[j] = static_cast<std::uint32_t>(top_and_rest(pred.f.data() + lp.original[j] * lp.classes, lp.classes).first);
+      (*tops)[j] = static_cast<std::uint32_t>(top_and_rest(pred.f.data() + lp.original[j] * K, K).first);
     d.top = std::move(tops);
   }
   d.row = [&lp, &pred, spline, D = d.D, M = d.M](std::size_t j, double* offset, double* x) {
