@@ -849,6 +849,22 @@ TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
   }
 }
 
+namespace {
+
+// Two designs of the same model, each under its fitted parameters, predict the same probabilities (to
+// 1e-9) for rows 0..n-1.
+void expect_same_predictions(const ecekde::detail::LogitDesign& a, const std::vector<double>& theta_a,
+                             const ecekde::detail::LogitDesign& b, const std::vector<double>& theta_b, std::size_t n) {
+  std::vector<double> p_a(n * a.L), p_b(n * b.L);
+  std::vector<std::size_t> all(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  ecekde::detail::predict_logit(a, theta_a, all, p_a.data());
+  ecekde::detail::predict_logit(b, theta_b, all, p_b.data());
+  for (std::size_t i = 0; i < p_a.size(); ++i) EXPECT_NEAR(p_a[i], p_b[i], 1e-9) << "value " << i;
+}
+
+}  // namespace
+
 // The matrix of a design (z_jc += sum_m W_cm u_jm), whose Hessian terms are gathered over chunks of 64
 // rows and added by the product kernel, against the same model written plainly: W's entries as L M more
 // shared features (feature (c', m) of class c is [c = c'] u_m), whose Hessian the row-by-row path forms.
@@ -907,12 +923,7 @@ TEST(Crossfit, MatrixFitsAgreeWithTheMatrixWrittenAsFeatures) {
         const std::size_t b = a < D ? a : a < D + biases ? D + L * M + (a - D) : a - biases;
         EXPECT_NEAR(theta[a], expected[b], 1e-9) << "parameter " << a;
       }
-      std::vector<double> p_matrix(n * L), p_plain(n * L);
-      std::vector<std::size_t> all(n);
-      std::iota(all.begin(), all.end(), std::size_t{0});
-      ecekde::detail::predict_logit(matrix, theta, all, p_matrix.data());
-      ecekde::detail::predict_logit(plain, expected, all, p_plain.data());
-      for (std::size_t i = 0; i < p_matrix.size(); ++i) EXPECT_NEAR(p_matrix[i], p_plain[i], 1e-9) << "value " << i;
+      expect_same_predictions(matrix, theta, plain, expected, n);
       ecekde::detail::cache_rows(matrix, n, n * matrix.row_size());
       ASSERT_TRUE(matrix.table);
       EXPECT_EQ(ecekde::detail::fit_logit(matrix, kern, labels, rows, lambda), theta);
@@ -977,12 +988,7 @@ TEST(Crossfit, TopBiasesAgreeWithTheBiasesWrittenAsFeatures) {
       if (a >= D + biases) largest = std::max(largest, std::fabs(theta[a]));
     }
     EXPECT_GT(largest, 1e-2);
-    std::vector<double> p_sparse(n * L), p_plain(n * L);
-    std::vector<std::size_t> all(n);
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    ecekde::detail::predict_logit(sparse, theta, all, p_sparse.data());
-    ecekde::detail::predict_logit(plain, expected, all, p_plain.data());
-    for (std::size_t i = 0; i < p_sparse.size(); ++i) EXPECT_NEAR(p_sparse[i], p_plain[i], 1e-9) << "value " << i;
+    expect_same_predictions(sparse, theta, plain, expected, n);
   }
 }
 
