@@ -23,7 +23,7 @@ bool interactive_session() {
 
 ProgressReporter::ProgressReporter(py::object progress, std::string name) : name_(std::move(name)) {
   if (progress.is_none()) {
-    mode_ = interactive_session() ? Mode::bar : Mode::off;
+    mode_ = interactive_session() ? Mode::delayed_bar : Mode::off;
   } else if (PyBool_Check(progress.ptr())) {
     mode_ = progress.cast<bool>() ? Mode::bar : Mode::off;
   } else if (PyCallable_Check(progress.ptr())) {
@@ -41,7 +41,11 @@ void ProgressReporter::update(const RunControl::Progress& p, double elapsed) {
     callback_(p.fraction(), left ? py::object(py::float_(*left)) : py::object(py::none()));
     return;
   }
-  if (mode_ != Mode::bar || (!drawn_ && elapsed < 2)) return;
+  if (mode_ == Mode::off || (mode_ == Mode::delayed_bar && !drawn_ && elapsed < 2)) return;
+  draw(p, elapsed);
+}
+
+void ProgressReporter::draw(const RunControl::Progress& p, double elapsed) {
   constexpr int kWidth = 30;
   const auto filled = static_cast<std::size_t>(p.fraction() * kWidth);
   const std::string line = "\r" + name_ + " [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
@@ -52,11 +56,12 @@ void ProgressReporter::update(const RunControl::Progress& p, double elapsed) {
   drawn_ = true;
 }
 
-void ProgressReporter::finish(const char* outcome) {
-  if (mode_ == Mode::callback && std::string_view(outcome) == "done") {
-    callback_(1.0, py::float_(0.0));
+void ProgressReporter::finish(const char* outcome, const RunControl::Progress& p, double elapsed) {
+  if (mode_ == Mode::callback) {
+    if (std::string_view(outcome) == "done") callback_(1.0, py::float_(0.0));
     return;
   }
+  if (mode_ == Mode::bar || drawn_) draw(p, elapsed);  // the last state; a short call's only one
   if (!drawn_) return;
   const py::object err = py::module_::import("sys").attr("stderr");
   err.attr("write")(" " + std::string(outcome) + "\n");

@@ -25,19 +25,23 @@ namespace ecekde::python {
 namespace py = pybind11;
 
 /// The `progress` keyword of the long functions: None (a bar on stderr when the session is interactive
-/// and the call has run 2 s), False (nothing), True (the bar), or a callable progress(fraction,
-/// seconds_left) with seconds_left None until it can be estimated.
+/// and the call has run 2 s), False (nothing), True (the bar from the start, in any session; a call too
+/// short for an update draws it once as it ends), or a callable progress(fraction, seconds_left) with
+/// seconds_left None until it can be estimated.
 class ProgressReporter {
  public:
   ProgressReporter(py::object progress, std::string name);
   /// Reports the state (the GIL held); a Python exception from a callback propagates.
   void update(const RunControl::Progress& progress, double elapsed);
-  /// Ends the bar's line with `outcome` ("done", "failed", "interrupted"); a callback hears of a completed
-  /// call as fraction 1 (the GIL held).
-  void finish(const char* outcome);
+  /// Draws the bar's last state and ends its line with `outcome` ("done", "failed", "interrupted"); a
+  /// callback hears of a completed call as fraction 1 (the GIL held).
+  void finish(const char* outcome, const RunControl::Progress& progress, double elapsed);
 
  private:
-  enum class Mode { off, bar, callback } mode_ = Mode::off;
+  void draw(const RunControl::Progress& progress, double elapsed);
+
+  // bar: asked for (True); delayed_bar: the default's in an interactive session, after 2 s
+  enum class Mode { off, bar, delayed_bar, callback } mode_ = Mode::off;
   py::object callback_;
   std::string name_;
   bool drawn_ = false;
@@ -46,8 +50,9 @@ class ProgressReporter {
 /// The help text of the `progress` keyword.
 inline constexpr const char* kProgressDoc =
     "None (default: a progress bar on stderr in an interactive session, once the call has run 2 s), False "
-    "(none), True (always the bar), or a callable progress(fraction, seconds_left) called about 10 times a "
-    "second (seconds_left None until it can be estimated); Ctrl-C interrupts the call in any case";
+    "(none), True (the bar from the start, in any session), or a callable progress(fraction, seconds_left) "
+    "called about 10 times a second (seconds_left None until it can be estimated); Ctrl-C interrupts the "
+    "call in any case";
 
 /// Runs compute() (whose options carry `control`) as described above; returns its result or rethrows
 /// its exception. Called with the GIL held.
@@ -76,6 +81,7 @@ auto run_watched(RunControl& control, const py::object& progress, std::string na
     worker.join();
   };
   const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   for (;;) {
     bool finished = false;
     {
@@ -86,16 +92,16 @@ auto run_watched(RunControl& control, const py::object& progress, std::string na
     if (finished) break;
     try {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-      reporter.update(control.progress(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      reporter.update(control.progress(), elapsed());
     } catch (...) {
       control.cancel();
       join();
-      reporter.finish("interrupted");
+      reporter.finish("interrupted", control.progress(), elapsed());
       throw;
     }
   }
   join();
-  reporter.finish(error ? "failed" : "done");
+  reporter.finish(error ? "failed" : "done", control.progress(), elapsed());
   if (error) std::rethrow_exception(error);
   return std::move(*result);
 }

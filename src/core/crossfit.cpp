@@ -597,7 +597,7 @@ std::vector<double> residuals_of(const Problem& pr) {
   std::vector<double> residuals(payload_stride(depth) * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t l = 0; l < depth; ++l)
-      residuals[payload_index(i, l, n, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
+      residuals[payload_index(i, l, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
   return residuals;
 }
 

@@ -36,6 +36,10 @@ struct TileKernels {
   /// Sum of x[0, n) in a fixed order (eight interleaved partial sums, then combined).
   double (*sum)(const double* x, std::size_t n);
 
+  /// Adds the sum of x[0, n) to *sum and the sum of their squares to *squares, each in a fixed order (four
+  /// vectors of partial sums, then combined): a row's weight total and its effective number of neighbours.
+  void (*sum_and_squares)(const double* x, std::size_t n, double* sum, double* squares);
+
   /// The logistic terms of margins s[0, n): returns the sum over c of min(softplus(s[c]), cap), where
   /// softplus(s) = log(1 + e^s) (eight interleaved partial sums, then combined), and writes
   /// sigmoid[c] = 1 / (1 + e^-s[c]). Each within 4 ulp; margins below -700 give 0 for both (as exp_shifted

@@ -186,25 +186,23 @@ class LogKernelSums {
   std::span<const std::size_t> self_;
 };
 
-/// PayloadSums sums a tile's payload as one matrix product, weights (rows x centres) with the payload
-/// block (centres x depth), in the dot kernel's register tiles. Payloads of at least this many values per
-/// centre (the canonical crossfit's residuals at K >= 64) are stored centre-major and multiplied as they
-/// are; narrower ones transposed, as the product of the payload (depth x centres) with the tile's weights
-/// transposed, so that the register tiles run along the tile's rows. Row by row, each of a tile's rows
-/// streamed the whole payload block from the cache (4 MB at K = 1,000): a third of a canonical crossfit
-/// estimate at n = 5,000, K = 1,000 and 59% of one at n = 100,000, K = 10 (docs/benchmarks.md).
+/// PayloadSums sums a tile's payload as one matrix product, the weights (rows x centres, as the row's
+/// exponentials write them) with the payload block (centres x values), in the dot kernel's register tiles.
+/// Payloads of at least this many values per centre (the canonical crossfit's residuals at K >= 64) also
+/// skip the centres whose weights are 0 for a whole group of rows (sparse_product()).
 inline constexpr std::size_t kWidePayload = 64;
 
-/// Values per centre of a payload as PayloadSums stores it: wide payloads are padded with zeros to a
-/// multiple of 8, so that the product runs in whole vectors (at K = 100 the dot kernel summed the last
-/// 4 columns one by one, at two thirds of its rate; docs/benchmarks.md).
-inline std::size_t payload_stride(std::size_t depth) { return depth >= kWidePayload ? (depth + 7) / 8 * 8 : depth; }
+/// Values per centre of a payload as PayloadSums stores it: padded with zeros to a multiple of 8, so that
+/// the product runs in whole vectors (at K = 100 the dot kernel summed the last 4 columns one by one, at
+/// two thirds of its rate), one value alone unpadded. Narrow payloads used to be stored transposed, for a
+/// product with the tile's weights transposed: writing those, one scalar store per pair, 128 bytes from
+/// the last, took a fifth of a canonical crossfit estimate at n = 50,000, K = 10 (docs/benchmarks.md).
+inline std::size_t payload_stride(std::size_t depth) { return depth == 1 ? 1 : (depth + 7) / 8 * 8; }
 
-/// Where PayloadSums reads value l of centre i's payload among n centres (n * payload_stride(depth)
-/// values in all): centre-major (i * payload_stride(depth) + l) for wide payloads, transposed (l * n + i)
-/// for narrow ones.
-inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t n, std::size_t depth) {
-  return depth >= kWidePayload ? i * payload_stride(depth) + l : l * n + i;
+/// Where PayloadSums reads value l of centre i's payload (centre-major; n * payload_stride(depth) values
+/// for n centres).
+inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t depth) {
+  return i * payload_stride(depth) + l;
 }
 
 /// Per row j, with weights w_ji = exp(s_ji - m_j) over the centres i != self(j): the sum D_j = sum_i w_ji,
@@ -231,8 +229,7 @@ class PayloadSums {
     std::vector<double> sums;  // per row: D, Q, then depth payload sums
     RowWeights w;
     BlockOffsets offsets;
-    std::vector<double> tile_weights;  // the tile's weights: `block` per row (wide), or `rows` per centre
-    std::vector<double> product;       // narrow payloads: the tile's sums, `rows` per payload value
+    std::vector<double> tile_weights;  // the tile's weights, `block` per row
     std::size_t block;
     // wide payloads, sparse tiles (sparse_product()): each group's live centres, and a gathered chunk of
     // them (their weights, kSparseGroup x kGatherCentres, and payload rows, kGatherCentres x depth)
@@ -248,7 +245,6 @@ class PayloadSums {
             RowWeights(block),
             BlockOffsets(block),
             std::vector<double>(rows * block),
-            std::vector<double>(wide() ? 0 : depth_ * rows),
             block,
             std::vector<std::uint32_t>(groups * block),
             std::vector<std::size_t>(groups),
@@ -264,41 +260,30 @@ class PayloadSums {
   template <class Dot>
   void tile(Scratch& s, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols, const Dot* dots,
             std::size_t ld) const {
-    const std::size_t width = sums_width(), centres = payload_.size() / stride_;
+    const std::size_t width = sums_width();
     const auto offsets = s.offsets.template of<Dot>(offsets_.data() + col0, cols);
-    // Row q's weight of centre c in the tile: at q * block + c (wide) or c * rows + q (narrow).
-    const std::size_t tile_rows = s.max.size();
-    const std::size_t row_step = wide() ? s.block : 1, centre_step = wide() ? 1 : tile_rows;
     for (std::size_t q = 0; q < rows; ++q) {
       const std::size_t skip = diagonal_in_block(self_.empty() ? row0 + q : self_[row0 + q], col0, cols);
-      const auto step =
-          s.max[q].weights(kern_, dots + q * ld, s.w.template data<Dot>(), offsets, inv_h_, cols, skip);
-      double* tile_row = s.tile_weights.data() + q * row_step;
+      double* tile_row = s.tile_weights.data() + q * s.block;  // double weights are written there directly
+      Dot* out = s.w.template data<Dot>();
+      if constexpr (std::is_same_v<Dot, double>) out = tile_row;
+      const auto step = s.max[q].weights(kern_, dots + q * ld, out, offsets, inv_h_, cols, skip);
       if (!step.any) {  // the row's weights are 0: it gets nothing from the product
-        for (std::size_t c = 0; c < cols; ++c) tile_row[c * centre_step] = 0.0;
+        std::fill_n(tile_row, cols, 0.0);
         continue;
       }
-      const double* w = s.w.template as_double<Dot>(kern_, cols);
+      if constexpr (!std::is_same_v<Dot, double>) kern_.widen(out, tile_row, cols);
       double* acc = s.sums.data() + q * width;
       if (step.factor != 1) {
         acc[0] *= step.factor;
         acc[1] *= step.factor * step.factor;
         for (std::size_t l = 0; l < depth_; ++l) acc[2 + l] *= step.factor;
       }
-      acc[0] += kern_.sum(w, cols);
-      kern_.row_dots(w, 0, 1, cols, w, 0, 1, acc + 1);
-      for (std::size_t c = 0; c < cols; ++c) tile_row[c * centre_step] = w[c];
+      kern_.sum_and_squares(tile_row, cols, acc, acc + 1);
     }
-    if (wide()) {
-      if (!sparse_product(s, rows, col0, cols))
-        kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * stride_, stride_, rows, stride_, cols,
-                      s.sums.data() + 2, width);
-    } else {
-      kern_.dot(payload_.data() + col0, centres, s.tile_weights.data(), tile_rows, depth_, rows, cols,
-                s.product.data(), tile_rows);
-      for (std::size_t q = 0; q < rows; ++q)
-        for (std::size_t l = 0; l < depth_; ++l) s.sums[q * width + 2 + l] += s.product[l * tile_rows + q];
-    }
+    if (!wide() || !sparse_product(s, rows, col0, cols))
+      kern_.dot_add(s.tile_weights.data(), s.block, payload_.data() + col0 * stride_, stride_, rows, stride_, cols,
+                    s.sums.data() + 2, width);
   }
 
   std::size_t record_width() const { return depth_ + 2; }  // D_j, Q_j, then A_j
@@ -315,7 +300,15 @@ class PayloadSums {
   /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
   /// the squared weights, brought to the weights' scale.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
-    ECEKDE_ASSERT(!wide());  // the tree reads the payload transposed: one-dimensional problems have depth 1
+    // The tree reads the payload transposed (depth x centres): one value per centre is both layouts, the
+    // canonical problem at K = 2 has two.
+    std::vector<double> transposed;
+    if (stride_ != 1) {
+      transposed.resize(depth_ * centres.n);
+      for (std::size_t i = 0; i < centres.n; ++i)
+        for (std::size_t l = 0; l < depth_; ++l) transposed[l * centres.n + i] = payload_[i * stride_ + l];
+    }
+    const std::span<const double> payload = stride_ != 1 ? std::span<const double>(transposed) : payload_;
     const std::size_t R = rows.n, width = depth_ + 1;
     std::optional<ScoreTree> own_tree;
     const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres);
@@ -325,7 +318,7 @@ class PayloadSums {
     const std::span<const std::uint32_t> order = order_.empty() ? std::span<const std::uint32_t>(own_order) : order_;
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload_, depth_, half}, plan, scale, sums, order);
+    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums, order);
     tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares, order);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);

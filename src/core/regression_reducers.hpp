@@ -21,8 +21,8 @@ inline void add_class_runs(const LabelledPoints& lp, const TileKernels& kern, co
   for (std::size_t c = lp.label(col0); c < lp.classes && lp.class_begin[c] < col_end; ++c) {
     const std::size_t b = std::max(lp.class_begin[c], col0), e = std::min(lp.class_begin[c + 1], col_end);
     if (b >= e) continue;
-    acc[c] += kern.sum(w + (b - col0), e - b);
-    if (sq) kern.row_dots(w + (b - col0), 0, 1, e - b, w + (b - col0), 0, 1, sq + c);
+    if (sq) kern.sum_and_squares(w + (b - col0), e - b, acc + c, sq + c);
+    else acc[c] += kern.sum(w + (b - col0), e - b);
   }
 }
 

@@ -227,11 +227,11 @@ double flushed_share(const oracle::Data& d, double h) {
   return static_cast<double>(flushed) / static_cast<double>(d.n * (d.n - 1));
 }
 
-// Payloads of kWidePayload values and more (the canonical residuals at K >= 64) are summed per tile as one
-// matrix product instead of row by row: canonical at K = kWidePayload + 6 against the same formula, over
-// bandwidths, p, thread counts and block sizes (1: every tile one row and one centre; 7: partial tiles).
-// At the smallest bandwidths almost every weight is flushed to 0, so the product goes over each group's
-// live centres only (PayloadSums' sparse_product); the test checks that those bandwidths are that sparse.
+// Payloads of kWidePayload values and more (the canonical residuals at K >= 64): canonical at
+// K = kWidePayload + 6 against the same formula, over bandwidths, p, thread counts and block sizes (1:
+// every tile one row and one centre; 7: partial tiles). At the smallest bandwidths almost every weight is
+// flushed to 0, so the product goes over each group's live centres only (PayloadSums' sparse_product, for
+// payloads this wide); the test checks that those bandwidths are that sparse.
 TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
   const std::size_t k = ecekde::detail::kWidePayload + 6;
   const oracle::Data d = testdata::softmax_predictions(130, k, 71, 2.0, 1.6);
@@ -253,10 +253,11 @@ TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
 }
 
 // The automatic bandwidth: the criterion at every grid point against the formula, and the choice its best.
-// Canonical sweeps every candidate bandwidth in one sweep whose dot products they share (K = 3, and
-// K = kWidePayload + 6 with the payload as one product); marginal one sweep per candidate, by the score tree.
+// Canonical sweeps every candidate bandwidth in one sweep whose dot products they share (K = 3 and 10, their
+// residuals padded to 8 and 16 values per centre, and K = kWidePayload + 6, whose products also skip the
+// centres of weight 0); marginal one sweep per candidate, by the score tree.
 TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
-  for (std::size_t k : {std::size_t{3}, ecekde::detail::kWidePayload + 6})
+  for (std::size_t k : {std::size_t{3}, std::size_t{10}, ecekde::detail::kWidePayload + 6})
     for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
       if (type == CalibrationType::marginal && k > 3) continue;  // K one-dimensional problems: nothing new
       const oracle::Data d = testdata::softmax_predictions(120, k, 90 + k, 2.0, 1.6);

@@ -205,6 +205,27 @@ void check_dot(const TileKernels& kern, Dot dot, DotAdd dot_add, std::size_t max
       }
 }
 
+// sum_and_squares at every length from 0 to 70 (its bodies of four vectors and of one, and the scalar
+// tail) against long double sums, added to what the two outputs held before.
+TEST(Kernels, SumAndSquaresAddThePlainSums) {
+  ecekde::Rng rng(11);
+  std::vector<double> x(70);
+  for (double& v : x) v = std::exp(-30 * rng.uniform());  // weights, spread over 13 orders of magnitude
+  for (const TileKernels* kern : variants())
+    for (std::size_t n = 0; n <= x.size(); ++n) {
+      long double sum = 1.5, squares = 2.5;
+      for (std::size_t i = 0; i < n; ++i) {
+        sum += x[i];
+        squares += static_cast<long double>(x[i]) * x[i];
+      }
+      double got_sum = 1.5, got_squares = 2.5;
+      kern->sum_and_squares(x.data(), n, &got_sum, &got_squares);
+      EXPECT_NEAR(got_sum, static_cast<double>(sum), 4e-16 * static_cast<double>(sum)) << kern->isa << " n " << n;
+      EXPECT_NEAR(got_squares, static_cast<double>(squares), 4e-16 * static_cast<double>(squares))
+          << kern->isa << " n " << n;
+    }
+}
+
 TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
   for (const TileKernels* kern : variants()) check_dot<double>(*kern, kern->dot, kern->dot_add, 1000);
 }
