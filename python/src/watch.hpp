@@ -81,7 +81,9 @@ auto run_watched(RunControl& control, const py::object& progress, std::string na
     worker.join();
   };
   const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   for (;;) {
     bool finished = false;
     {

@@ -196,7 +196,7 @@ inline constexpr std::size_t kWidePayload = 64;
 /// the product runs in whole vectors (at K = 100 the dot kernel summed the last 4 columns one by one, at
 /// two thirds of its rate), one value alone unpadded. Narrow payloads used to be stored transposed, for a
 /// product with the tile's weights transposed: writing those, one scalar store per pair, 128 bytes from
-/// the last, took a fifth of a canonical crossfit estimate at n = 50,000, K = 10 (docs/benchmarks.md).
+/// the last, took 17% of a canonical crossfit estimate at n = 50,000, K = 10 (docs/benchmarks.md).
 inline std::size_t payload_stride(std::size_t depth) { return depth == 1 ? 1 : (depth + 7) / 8 * 8; }
 
 /// Where PayloadSums reads value l of centre i's payload (centre-major; n * payload_stride(depth) values
