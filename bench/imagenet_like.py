@@ -13,6 +13,18 @@ import os
 import numpy as np
 
 
+def draw(n, classes, rng):
+    """The predictions (n x classes, float64) and labels (int64); bench/shapes.py imports it."""
+    labels = rng.integers(0, classes, size=n)
+    logits = 2.0 * rng.standard_normal((n, classes))
+    logits[np.arange(n), labels] += 9.0 + 2.0 * rng.standard_normal(n)
+    logits /= 0.6
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    return probs, labels.astype(np.int64)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50000)
@@ -20,14 +32,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="directory for the two .npy files")
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
-    labels = rng.integers(0, args.classes, size=args.n)
-    logits = 2.0 * rng.standard_normal((args.n, args.classes))
-    logits[np.arange(args.n), labels] += 9.0 + 2.0 * rng.standard_normal(args.n)
-    logits /= 0.6
-    logits -= logits.max(axis=1, keepdims=True)
-    probs = np.exp(logits)
-    probs /= probs.sum(axis=1, keepdims=True)
+    probs, labels = draw(args.n, args.classes, np.random.default_rng(args.seed))
     os.makedirs(args.out, exist_ok=True)
     tag = f"{args.n}_{args.classes}"
     np.save(os.path.join(args.out, f"probs_{tag}.npy"), probs)
