@@ -60,7 +60,9 @@ void print_option_tables(std::ostream& out) {
          "## ECE^KDE: `EstimateOptions`\n\n"
          "`ecekde estimate`, `ecekde.estimate` and `ecekde::estimate` read every option marked *estimate*; "
          "`estimate_with_gradient`, `kernel_regression`, `bootstrap_kde` and `calibration_test_kde` (the "
-         "paper's estimator) and `select_bandwidth` read those marked for them.\n\n";
+         "paper's estimator) and `select_bandwidth` read those marked for them, and refuse the others: a "
+         "Python keyword they do not read is a TypeError naming who reads it, and in C++ a value other than "
+         "the default an ecekde::Error (`estimator` may also name `paper`, what they compute).\n\n";
   print_table(out, options::estimate_options(), true);
   out << "\n## Bootstrap: `BootstrapOptions` (`bootstrap_kde`)\n\n";
   print_table(out, options::bootstrap_options(), false);
