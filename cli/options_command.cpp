@@ -74,6 +74,8 @@ void print_option_tables(std::ostream& out) {
   print_table(out, options::mmce_options(), false);
   out << "\n## Reliability diagrams: `ReliabilityOptions` (`ecekde.reliability_figure`, `ecekde.plot`)\n\n";
   print_table(out, options::reliability_options(), false);
+  out << "\n## The simplex view: `SimplexOptions` (`ecekde.simplex_figure`, `ecekde.plot.simplex_view`)\n\n";
+  print_table(out, options::simplex_options(), false);
   out << "\n## Temperature scaling: `TemperatureOptions` (`ecekde fit-temperature`, `ecekde.fit_temperature`)\n\n";
   print_table(out, options::temperature_options(), false);
   out << "\n## Synthetic data: `SyntheticModel` and `GroundTruthOptions` (`ecekde synth`, `ecekde.generate_synthetic`, "

@@ -94,6 +94,8 @@ const std::vector<Option<MmceOptions>>& mmce_options();
 const std::vector<Option<TemperatureOptions>>& temperature_options();
 /// The options of reliability_figure().
 const std::vector<Option<ReliabilityOptions>>& reliability_options();
+/// The options of simplex_figure().
+const std::vector<Option<SimplexOptions>>& simplex_options();
 
 /// The options of the synthetic model and of synthetic_ground_truth() (seed and threads also serve
 /// generate_synthetic()).
