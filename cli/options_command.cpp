@@ -60,7 +60,9 @@ void print_option_tables(std::ostream& out) {
          "## ECE^KDE: `EstimateOptions`\n\n"
          "`ecekde estimate`, `ecekde.estimate` and `ecekde::estimate` read every option marked *estimate*; "
          "`estimate_with_gradient`, `kernel_regression`, `bootstrap_kde` and `calibration_test_kde` (the "
-         "paper's estimator) and `select_bandwidth` read those marked for them.\n\n";
+         "paper's estimator) and `select_bandwidth` read those marked for them, and refuse the others: a "
+         "Python keyword they do not read is a TypeError naming who reads it, and in C++ a value other than "
+         "the default an ecekde::Error (`estimator` may also name `paper`, what they compute).\n\n";
   print_table(out, options::estimate_options(), true);
   out << "\n## Bootstrap: `BootstrapOptions` (`bootstrap_kde`)\n\n";
   print_table(out, options::bootstrap_options(), false);
@@ -72,6 +74,8 @@ void print_option_tables(std::ostream& out) {
   print_table(out, options::mmce_options(), false);
   out << "\n## Reliability diagrams: `ReliabilityOptions` (`ecekde.reliability_figure`, `ecekde.plot`)\n\n";
   print_table(out, options::reliability_options(), false);
+  out << "\n## The simplex view: `SimplexOptions` (`ecekde.simplex_figure`, `ecekde.plot.simplex_view`)\n\n";
+  print_table(out, options::simplex_options(), false);
   out << "\n## Temperature scaling: `TemperatureOptions` (`ecekde fit-temperature`, `ecekde.fit_temperature`)\n\n";
   print_table(out, options::temperature_options(), false);
   out << "\n## Synthetic data: `SyntheticModel` and `GroundTruthOptions` (`ecekde synth`, `ecekde.generate_synthetic`, "

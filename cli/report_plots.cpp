@@ -1,5 +1,5 @@
-// The figures of `ecekde report --plot DIR`: the data each needs (binned statistics from the report,
-// smooth curves and densities from kernel_regression at the report's bandwidths) handed to cli/plot.
+// The figures of `ecekde report --plot DIR`: the data each needs (the library's reliability_figure and
+// simplex_figure at the report's bandwidths) handed to cli/plot.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,6 @@
 
 #include "ecekde/error.hpp"
 #include "ecekde/io.hpp"
-#include "ecekde/kernel_regression.hpp"
 #include "ecekde/reliability.hpp"
 #include "reliability.hpp"
 #include "report_plots.hpp"
@@ -113,19 +112,14 @@ std::string class_figure(ProbsView probs, LabelsView labels, const Report& r, co
 std::string simplex_figure(ProbsView probs, LabelsView labels, const Report& r, const std::vector<std::string>& names,
                            std::size_t simplex_bins, int threads) {
   const KdeEntry& kde = kde_of(r, CalibrationType::canonical);
-  BinnedOptions o;
-  o.type = CalibrationType::canonical;
+  SimplexOptions o;
   o.p = r.settings.p;
   o.bins = simplex_bins;
-  const BinnedResult binned = binned_calibration_error(probs, labels, o);
-
-  const std::vector<plot::Simplex3> grid = plot::simplex_grid(kDensityGrid);
-  EstimateOptions e;
-  e.type = CalibrationType::canonical;
-  e.bandwidth = kde.result.bandwidth;
-  e.execution = {.threads = threads, .control = r.settings.control};
-  const KernelRegression density =
-      kernel_regression(probs, labels, ProbsView::row_major(grid.front().data(), grid.size(), 3), e);
+  o.bandwidth = kde.result.bandwidth;
+  o.grid = kDensityGrid;
+  o.execution = {.threads = threads, .control = r.settings.control};
+  const ecekde::SimplexFigure data = ecekde::simplex_figure(probs, labels, o);
+  const BinnedResult& binned = data.binned;
 
   plot::SimplexFigure f;
   f.title = "The simplex of three classes: binned and kernel estimates (cf. Figure 1 of the paper)";
@@ -142,8 +136,8 @@ std::string simplex_figure(ProbsView probs, LabelsView labels, const Report& r, 
   f.cells = binned.cells;
   f.histogram_subtitle = std::to_string(simplex_bins) + " equal-width bins per class, " + std::to_string(binned.cells.size()) +
                          " cells occupied; ECE^{bin} " + g(binned.ce);
-  f.grid = kDensityGrid;
-  for (std::size_t q = 0; q < grid.size(); ++q) f.log_density.push_back(density.log_density[q * 3]);
+  f.grid = data.grid;
+  f.log_density = data.log_density;
   f.density_subtitle = "h = " + g(kde.result.bandwidth) + "; canonical ECE^{KDE} " + g(kde.result.ce);
   return plot::simplex_svg(f);
 }

@@ -7,24 +7,6 @@
 
 namespace ecekde::plot {
 
-std::vector<Simplex3> simplex_grid(std::size_t m) {
-  // Lattice point (i, j) is f = ((m - i - j) / m, i / m, j / m). Upward triangles (i, j), (i+1, j),
-  // (i, j+1) and downward ones (i+1, j), (i, j+1), (i+1, j+1).
-  std::vector<Simplex3> out;
-  const double M = static_cast<double>(m);
-  for (std::size_t j = 0; j < m; ++j)
-    for (std::size_t i = 0; i + j < m; ++i) {
-      const double a = static_cast<double>(i), b = static_cast<double>(j);
-      auto centroid = [&](double di, double dj) {
-        const double f1 = (a + di) / M, f2 = (b + dj) / M;
-        return Simplex3{1 - f1 - f2, f1, f2};
-      };
-      out.push_back(centroid(1.0 / 3, 1.0 / 3));
-      if (i + j + 2 <= m) out.push_back(centroid(2.0 / 3, 2.0 / 3));
-    }
-  return out;
-}
-
 namespace {
 
 // The polygon's part where sign * (f_c - bound) >= 0 (Sutherland-Hodgman against one half-plane;

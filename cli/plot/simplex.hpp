@@ -16,10 +16,6 @@ namespace ecekde::plot {
 /// A point of the simplex of three classes: (f_0, f_1, f_2), summing to 1.
 using Simplex3 = std::array<double, 3>;
 
-/// The centroids of the `m` x `m` triangles that split the simplex into a triangular grid with m
-/// segments per side: the order in which simplex_svg reads SimplexFigure::log_density.
-std::vector<Simplex3> simplex_grid(std::size_t m);
-
 /// The polygon of the simplex where every class c lies in [edges[c][b_c], edges[c][b_c + 1]], b = bins:
 /// a canonical binned cell (a triangle when every class has the same equal-width bins). Empty if the
 /// cell does not meet the simplex.
@@ -36,7 +32,7 @@ struct SimplexFigure {
   std::vector<std::vector<double>> edges;
   std::vector<SimplexCell> cells;
   std::string histogram_subtitle;
-  // (c) the kernel density: log density at simplex_grid(grid)
+  // (c) the kernel density: log density at ecekde::simplex_grid(grid), the order simplex_svg reads it in
   std::size_t grid = 0;
   std::vector<double> log_density;
   std::string density_subtitle;

@@ -130,9 +130,11 @@ struct EnumNames<KdeForm> {
                                                                    {KdeForm::debiased, "debiased"}};
 };
 
-/// Which estimator estimate() computes. Only estimate() reads it: estimate_with_gradient(), bootstrap_kde(),
-/// calibration_test_kde(), kernel_regression() and select_bandwidth() are the paper's estimator whatever it
-/// says, and their results record estimator paper.
+/// Which estimator estimate() computes. Only estimate() reads it (and level and folds):
+/// estimate_with_gradient(), bootstrap_kde(), calibration_test_kde() and kernel_regression() compute the
+/// paper's estimator, record estimator paper in their results and refuse level or folds away from their
+/// defaults (options::refuse_unread_options); estimator may stay at its default or name paper (a default
+/// cannot be told from a value set to it). select_bandwidth() takes no EstimateOptions.
 enum class Estimator {
   /// The default: label noise not counted as miscalibration; with a standard error, interval and warnings
   /// (README, Which estimator). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be

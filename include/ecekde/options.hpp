@@ -73,6 +73,16 @@ struct Option {
 
 /// The options of estimate() and (as marked by used_by) of the other ECE^KDE entry points.
 const std::vector<Option<EstimateOptions>>& estimate_options();
+
+/// "bootstrap_kde() does not read option level: only estimate() reads it": the message with which the
+/// entry point `function` refuses the estimate option `option`, which it does not read.
+std::string unread_option_message(std::string_view function, std::string_view option);
+
+/// Throws Error with unread_option_message() for the first estimate option that the entry points marked
+/// `reader` (a uses:: bit) do not read and that `options` sets to a value other than its default. The
+/// paper's entry points compute the paper's estimator, so `estimator` may also name it.
+void refuse_unread_options(const EstimateOptions& options, unsigned reader, std::string_view function);
+
 /// The options of bootstrap_kde() beyond the estimate options.
 const std::vector<Option<BootstrapOptions>>& bootstrap_options();
 /// The options of calibration_test_kde() beyond the estimate options.
@@ -84,6 +94,8 @@ const std::vector<Option<MmceOptions>>& mmce_options();
 const std::vector<Option<TemperatureOptions>>& temperature_options();
 /// The options of reliability_figure().
 const std::vector<Option<ReliabilityOptions>>& reliability_options();
+/// The options of simplex_figure().
+const std::vector<Option<SimplexOptions>>& simplex_options();
 
 /// The options of the synthetic model and of synthetic_ground_truth() (seed and threads also serve
 /// generate_synthetic()).

@@ -147,8 +147,11 @@ struct Provenance {
   std::vector<std::string> plots;
 };
 
-/// The report as aligned tables.
+/// The report as aligned tables: what `ecekde report` prints (its heading names the files of `provenance`).
 void print_text(std::ostream& out, const Report& report, const Provenance& provenance = {});
+
+/// The same figures as HTML tables (a notebook's view of ecekde.report()).
+void print_html(std::ostream& out, const Report& report, const Provenance& provenance = {});
 
 /// The report as one JSON document (every number a full double): what `ecekde report --json` prints and
 /// ecekde.report() returns.

@@ -6,6 +6,8 @@ labels int32/int64), releases the GIL while it computes, returns a small typed r
 are those of the CLI's JSON (``to_dict()`` gives that structure) and raises :class:`Error` (a
 ValueError) with the library's one-line message on bad input. See docs/python.md.
 
+``report`` returns a :class:`Report`: its str() is the text of `ecekde report`, to_json() its JSON.
+
 Submodules, imported on their own: ``ecekde.torch`` (the differentiable estimator for PyTorch) and
 ``ecekde.plot`` (reliability diagrams and the simplex view, with matplotlib).
 """
@@ -13,6 +15,7 @@ import functools as _functools
 import inspect as _inspect
 
 from . import _ecekde
+from ._report import Report  # noqa: F401
 from ._ecekde import (  # noqa: F401
     BandwidthSelection,
     BinnedResult,
@@ -87,6 +90,7 @@ for _name in _ecekde._option_functions:
 for _name in dir(_ecekde):  # show the classes as ecekde.Result, ecekde.Error, ...
     if isinstance(getattr(_ecekde, _name), type):
         getattr(_ecekde, _name).__module__ = __name__
+Report.__module__ = __name__
 
 TYPES = ("canonical", "marginal", "top-label", "binary")
 """The calibration types, as the ``type`` argument spells them."""

@@ -2,9 +2,8 @@
 the ECE^KDE reliability curve over them) and, for three classes, the simplex view of the paper's Figure 1
 (the Dirichlet KDE of the predictions next to the binned simplex histogram).
 
-Every number drawn comes from the C++ library (ecekde.reliability_figure, the definition of a reliability
-diagram that `ecekde report --plot` draws too; ecekde.binned_calibration_error, ecekde.kernel_regression,
-ecekde.estimate); this module only draws. Functions return a matplotlib Figure (or draw into the given
+Every number drawn comes from the C++ library (ecekde.reliability_figure and ecekde.simplex_figure, the
+definitions of the figures that `ecekde report --plot` draws too); this module only draws. Functions return a matplotlib Figure (or draw into the given
 Axes) and save it when given a path; they never touch pyplot's global state, so they work with any
 backend, including none.
 """
@@ -159,7 +158,7 @@ def simplex_view(probs, labels, *, bins=4, bandwidth=None, resolution=80, points
         probs: n x 3 probabilities. labels: n labels in {0, 1, 2}.
         bins: equal-width bins per class (the simplex is cut into bins**2 triangles).
         bandwidth: the Dirichlet kernel's bandwidth; None = automatic (leave-one-out likelihood).
-        resolution: the KDE is read on a triangular grid of this many points per side.
+        resolution: the KDE is read at the centroids of a triangular grid of this many segments per side.
         points: draw the predictions in the first panel.
         path: save the figure there. title: the figure's title.
 
@@ -169,17 +168,13 @@ def simplex_view(probs, labels, *, bins=4, bandwidth=None, resolution=80, points
     probs_array = np.asarray(probs)
     if probs_array.ndim != 2 or probs_array.shape[1] != 3:
         raise ecekde.Error(f"the simplex view needs n x 3 probabilities, got shape {probs_array.shape}")
-    binned = ecekde.binned_calibration_error(probs, labels, type="canonical", bins=bins)
-    kde = ecekde.estimate(probs, labels, type="canonical", bandwidth=bandwidth, estimator="paper")
+    # What the view shows is the library's (ecekde.simplex_figure), as `ecekde report --plot` draws it.
+    figure = ecekde.simplex_figure(probs, labels, bins=bins, bandwidth=bandwidth, grid=resolution)
+    binned = figure.binned
     n = binned.n
-
-    # The KDE on interior grid points (the Dirichlet density is 0 or unbounded on the faces).
-    r = resolution
-    ijk = np.array([(i, j, r - i - j) for i in range(r + 1) for j in range(r + 1 - i)], dtype=float)
-    grid = (ijk + 0.5) / (r + 1.5)
-    reg = ecekde.kernel_regression(probs, labels, queries=grid, type="canonical", bandwidth=kde.bandwidth)
     # Dirichlet densities are per unit of (x0, x1)-area, in which the simplex has area 1 / (K - 1)! = 1/2.
-    kde_density = np.exp(reg.log_density[:, 0]) / 2
+    grid = figure.points
+    kde_density = np.exp(figure.log_density) / 2
 
     hist_density = np.array([cell.count * bins**2 / n for cell in binned.cells])
     positive = np.concatenate([kde_density[kde_density > 0], hist_density])
@@ -210,7 +205,7 @@ def simplex_view(probs, labels, *, bins=4, bandwidth=None, resolution=80, points
         ax_hist.add_patch(Polygon(_cell_triangle(cell.bins, bins), closed=True, facecolor=cmap(norm(density)),
                                   edgecolor="white", lw=0.5))
 
-    _simplex_axes(ax_kde, f"Dirichlet KDE (h = {kde.bandwidth:.3g})\nECE$^{{KDE}}$ = {kde.ce_pow_p:.4f}")
+    _simplex_axes(ax_kde, f"Dirichlet KDE (h = {figure.bandwidth:.3g})\nECE$^{{KDE}}$ = {figure.ece_kde:.4f}")
     xy = _to_plane(grid)
     shown = np.clip(kde_density, norm.vmin, norm.vmax)
     levels = np.geomspace(norm.vmin, norm.vmax, 25)

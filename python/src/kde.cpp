@@ -66,6 +66,11 @@ KdeCall options_of(const KdeFunction& f, py::dict& left, RunControl& control) {
   take_options(options::estimate_options(), f.used_by, call.estimate, left);
   if (f.bootstrap) take_options(options::bootstrap_options(), uses::all, call.bootstrap, left);
   if (f.test) take_options(options::calibration_test_options(), uses::all, call.test, left);
+  for (const auto item : left) {  // an estimate option that f does not read: the library's words
+    const std::string name = item.first.cast<std::string>();
+    if (options::find(options::estimate_options(), name))
+      throw py::type_error(options::unread_option_message(f.name, name));
+  }
   refuse_unknown(f.name, left);
   return call;
 }

@@ -39,6 +39,17 @@ void register_metrics(py::module_& m) {
                      py::gil_scoped_release nogil;
                      return reliability_figure(probs_in.view, labels_in.view, o);
                    });
+  def_with_options(m, "simplex_figure", probs_doc, labels_doc, options::simplex_options(),
+                   "What the simplex view of three classes shows, as `ecekde report --plot` and "
+                   "ecekde.plot.simplex_view draw it: the canonical binned histogram's cells and the Dirichlet "
+                   "kernel density of the predictions on a triangular grid, with both error terms "
+                   "(ecekde::simplex_figure).",
+                   "SimplexFigure", [](py::object probs, py::object labels, const SimplexOptions& o) {
+                     const ProbsInput probs_in = probs_input(probs);
+                     const LabelsInput labels_in = labels_input(labels);
+                     py::gil_scoped_release nogil;
+                     return simplex_figure(probs_in.view, labels_in.view, o);
+                   });
 
   m.def(
       "doane_bins",

@@ -292,6 +292,23 @@ void register_metric_results(py::module_& m) {
              },
              "marginal only (else None): each class's contribution");
 
+  ResultClass<SimplexFigure>(m, "SimplexFigure", "What the simplex view of three classes shows.")
+      .field("p", [](const SimplexFigure& f) { return f.p; }, "order of the error terms")
+      .field("bandwidth", [](const SimplexFigure& f) { return f.bandwidth; }, "the Dirichlet kernel's h")
+      .field("binned", [](const SimplexFigure& f) { return f.binned; },
+             "the canonical BinnedResult on equal-width bins: its cells are the histogram")
+      .field("ece_kde", [](const SimplexFigure& f) { return f.ece_kde; },
+             "the paper's canonical ECE^KDE CE_p^p at the figure's bandwidth")
+      .field("grid", [](const SimplexFigure& f) { return f.grid; }, "segments per side of the density's grid")
+      .field("points",
+             [](py::object self) {
+               const SimplexFigure& f = self.cast<const SimplexFigure&>();
+               return py::array_t<double>({py::ssize_t(f.points.size()), py::ssize_t(3)}, f.points.front().data(), self);
+             },
+             "grid**2 x 3: the centroids of the grid's triangles (ecekde::simplex_grid's order)")
+      .field("log_density", vector_field(&SimplexFigure::log_density),
+             "log of the kernel density of the predictions at each point, per unit of (f_0, f_1) area");
+
   ResultClass<MmceResult>(m, "MmceResult", "MMCE and its gradients.")
       .field("mmce_squared", [](const MmceResult& r) { return r.mmce_squared; }, "MMCE^2 (or MMCE_w^2)")
       .field("mmce", [](const MmceResult& r) { return r.mmce; }, "sqrt(max(mmce_squared, 0))")

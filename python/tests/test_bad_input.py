@@ -127,3 +127,40 @@ def test_torch_accepts_any_strides_and_leaves_its_input_alone():
         before = t.clone()
         assert float(et.calibration_error(t, labels, bandwidth=0.05)) == float(expected), name
         assert torch.equal(t, before), name
+
+
+# The ECE^KDE functions other than estimate refuse the estimate options they do not read, in the library's
+# words (unread_option_message); an unknown keyword keeps Python's message.
+PAPER_CALLS = {
+    "estimate_with_gradient": lambda **o: ecekde.estimate_with_gradient(P, Y, bandwidth=0.1, **o),
+    "kernel_regression": lambda **o: ecekde.kernel_regression(P, Y, P, bandwidth=0.1, **o),
+    "bootstrap_kde": lambda **o: ecekde.bootstrap_kde(P, Y, bandwidth=0.1, replicates=2, **o),
+    "calibration_test_kde": lambda **o: ecekde.calibration_test_kde(P, Y, bandwidth=0.1, replicates=2, **o),
+    "select_bandwidth": lambda **o: ecekde.select_bandwidth(P, **o),
+}
+
+
+@pytest.mark.parametrize("function", PAPER_CALLS)
+def test_functions_refuse_the_estimate_options_they_do_not_read(function):
+    call = PAPER_CALLS[function]
+    call()
+    for option, value in [("estimator", "paper"), ("estimator", "crossfit"), ("folds", 3)]:
+        with pytest.raises(TypeError) as info:
+            call(**{option: value})
+        assert str(info.value) == f"{function}() does not read option {option}: only estimate() reads it"
+    with pytest.raises(TypeError) as info:
+        call(nonsense=1)
+    assert str(info.value) == f"{function}() got an unexpected keyword argument 'nonsense'"
+
+
+def test_select_bandwidth_names_every_reader_of_an_option_it_does_not_read():
+    with pytest.raises(TypeError) as info:
+        ecekde.select_bandwidth(P, p=2)
+    assert str(info.value) == ("select_bandwidth() does not read option p: only estimate(), estimate_with_gradient(), "
+                               "kernel_regression(), bootstrap_kde() and calibration_test_kde() read it")
+
+
+def test_kernel_regression_refuses_the_debiased_form():
+    with pytest.raises(ecekde.Error) as info:
+        ecekde.kernel_regression(P, Y, P, bandwidth=0.1, p=2, form="debiased")
+    assert str(info.value) == "kernel_regression supports only the plug-in form, got form debiased"

@@ -239,6 +239,53 @@ def test_every_report_option_gives_the_same_report_from_python_and_the_cli(small
         assert ecekde.report(probs, labels, **settings) == from_cli, option["name"]
 
 
+def test_the_report_prints_what_the_cli_prints(small_files):
+    """ecekde.report() of the files: str() is the text of `ecekde report`, to_json() its --json document;
+    of the same arrays, the same text under a heading without file names."""
+    probs, labels, pp, lp = small_files
+    args = ("--probs", pp, "--labels", lp, "--replicates", 5, "--p", 2)
+    from_files = ecekde.report(pp, lp, replicates=5, p=2)
+    assert str(from_files) == cli("report", *args).stdout
+    assert from_files.to_json() + "\n" == cli("report", *args, "--json").stdout
+    heading, rest = cli("report", *args).stdout.split("\n", 1)
+    assert heading == f"ecekde report: probs {pp}, labels {lp}"
+    assert str(ecekde.report(probs, labels, replicates=5, p=2)) == "ecekde report\n" + rest
+
+
+def test_the_report_round_trips_and_shows_its_figures(small_files):
+    """to_dict() is to_json() read back and the mapping itself (ecekde.report returned that dict before); the
+    figures are attributes, and the notebook's HTML tables show them as the text does."""
+    probs, labels, pp, lp = small_files
+    r = ecekde.report(probs, labels, replicates=5)
+    assert json.loads(r.to_json()) == r.to_dict() == r
+    assert r["summary"]["accuracy"] == r.summary.accuracy and r.input.n == 120
+    assert [e.type for e in r.crossfit] == [e["type"] for e in r["kde"]] == ["canonical", "marginal", "top-label"]
+    assert r.crossfit[0].ce_interval.lower <= r.crossfit[0].ce <= r.crossfit[0].ce_interval.upper
+    assert r.kde[0].calibration_test.p_value == r["kde"][0]["calibration_test"]["p_value"]
+    html = r._repr_html_()
+    text = str(r)
+    for figure in [r.summary.accuracy, r.summary.brier, *(e.ce for e in r.crossfit), *(e.ce for e in r.kde),
+                   *(e.ce for e in r.binned), r.kde[0].interval.ce.lower, r.mmce.mmce]:
+        assert f"{figure:.4g}" in html and f"{figure:.4g}" in text, figure
+    assert html.count("<table>") == 5 and "<th style=\"text-align: left\">type</th>" in html
+    assert ecekde.report(probs[:, :1] / probs[:, :1].max(), (labels == 0).astype(np.int64), replicates=0).mmce is None
+
+
+def test_report_input_errors_read_as_the_clis(small_files, tmp_path):
+    probs, labels, pp, lp = small_files
+    missing = str(tmp_path / "missing.npy")
+    done = cli("report", "--probs", missing, "--labels", lp, ok=False)
+    with pytest.raises(ecekde.Error) as info:
+        ecekde.report(missing, lp)
+    assert done.stderr == f"ecekde: error: {info.value}\n"
+    bad = probs.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ecekde.Error, match=r"^probs row 3, column 1: value nan is not finite$"):
+        ecekde.report(bad, labels)
+    with pytest.raises(TypeError, match="both as arrays or both as file paths"):
+        ecekde.report(probs, lp)
+
+
 def test_every_fit_temperature_and_synth_option_is_the_same_in_the_cli_and_python(small_files, tmp_path):
     """The other CLI commands, generated from their option tables: each option at its example value gives
     the same numbers (or error) from `ecekde fit-temperature` / `ecekde synth` and from Python."""

@@ -71,3 +71,14 @@ def test_the_triangular_cells_tile_the_simplex():
     cells |= {(i, j, b - 2 - i - j) for i in range(b - 1) for j in range(b - 1 - i)}
     area = sum(abs(np.cross(t[1] - t[0], t[2] - t[0])) / 2 for t in (ep._cell_triangle(c, b) for c in cells))
     assert len(cells) == b * b and area == pytest.approx(np.sqrt(3) / 4)
+
+
+def test_simplex_figure_is_the_librarys_estimates(three_classes):
+    probs, labels = three_classes
+    f = ecekde.simplex_figure(probs, labels, bins=4, grid=10)
+    assert f.points.shape == (100, 3) and f.log_density.shape == (100,)
+    kde = ecekde.estimate(probs, labels, type="canonical", estimator="paper")
+    assert f.bandwidth == kde.bandwidth and f.ece_kde == pytest.approx(kde.ce_pow_p, rel=1e-12)
+    density = ecekde.kernel_regression(probs, labels, f.points, type="canonical", bandwidth=f.bandwidth)
+    assert np.array_equal(f.log_density, density.log_density[:, 0])
+    assert f.binned.ce_pow_p == ecekde.binned_calibration_error(probs, labels, type="canonical", bins=4).ce_pow_p

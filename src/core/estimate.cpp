@@ -13,6 +13,7 @@
 #include "core/regression_forms.hpp"
 #include "core/ring_estimate.hpp"
 #include "core/messages.hpp"
+#include "ecekde/options.hpp"
 #include "ecekde/random.hpp"
 
 namespace ecekde {
@@ -349,7 +350,8 @@ void warn_of_float_rounding(const Prepared& in, Result& r) {
   r.warnings.push_back(text.str());
 }
 
-void check_plug_in(const EstimateOptions& options, std::string_view function) {
+void check_paper_entry(const EstimateOptions& options, std::string_view function) {
+  options::refuse_unread_options(options, options::uses::paper_entries, function);
   if (options.form != KdeForm::plug_in)
     fail_with(function, " supports only the plug-in form, got form ", to_string(options.form));
 }

@@ -90,8 +90,9 @@ Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool 
 /// estimate() of prepared input: options.estimator's estimate, with its warnings.
 Result estimate_prepared(const Prepared& in, const EstimateOptions& options);
 
-/// Throws unless options.form is plug-in: `function` (e.g. "bootstrap_kde") implements only that form.
-void check_plug_in(const EstimateOptions& options, std::string_view function);
+/// The checks of the paper's entry points beyond check_options(): `function` (e.g. "bootstrap_kde")
+/// refuses the options it does not read (options::refuse_unread_options) and every form but plug-in.
+void check_paper_entry(const EstimateOptions& options, std::string_view function);
 
 /// Throws Error on every rank of a split run unless every rank passes the same options (the input itself
 /// is compared by prepare()): ranks that disagree would take different paths through the sweeps.

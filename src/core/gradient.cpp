@@ -429,7 +429,7 @@ namespace ecekde {
 
 GradientResult estimate_with_gradient(ProbsView probs, LabelsView labels, const EstimateOptions& options) {
   check_options(options);
-  detail::check_plug_in(options, "estimate_with_gradient");
+  detail::check_paper_entry(options, "estimate_with_gradient");
   if (options.execution.own_rows) return detail::own_rows_gradient(probs, labels, options);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const detail::PlannedWork planned(in.plan.control, detail::leave_one_out_work(in, 2));  // forward and backward

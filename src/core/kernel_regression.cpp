@@ -157,6 +157,7 @@ KernelRegression own_rows_regression(ProbsView probs, LabelsView labels, ProbsVi
 KernelRegression kernel_regression(ProbsView probs, LabelsView labels, ProbsView queries,
                                    const EstimateOptions& options) {
   check_options(options);
+  detail::check_paper_entry(options, "kernel_regression");
   if (options.execution.own_rows) return detail::own_rows_regression(probs, labels, queries, options);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);
   const detail::KernelPoints rows = detail::query_points(queries, options.type, in.pred.k);

@@ -219,6 +219,32 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
   return table;
 }
 
+std::string unread_option_message(std::string_view function, std::string_view option) {
+  const Option<EstimateOptions>* o = find(estimate_options(), option);
+  ECEKDE_ASSERT(o != nullptr);
+  std::vector<std::string_view> readers;
+  if (o->used_by & uses::estimate) readers.push_back("estimate()");
+  if (o->used_by & uses::paper_entries)
+    readers.insert(readers.end(), {"estimate_with_gradient()", "kernel_regression()", "bootstrap_kde()",
+                                   "calibration_test_kde()"});
+  if (o->used_by & uses::select_bandwidth) readers.push_back("select_bandwidth()");
+  std::string listed;
+  for (std::size_t i = 0; i < readers.size(); ++i)
+    listed += ecekde::detail::concat(i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ", readers[i]);
+  return ecekde::detail::concat(function, "() does not read option ", option, ": only ", listed,
+                                readers.size() == 1 ? " reads" : " read", " it");
+}
+
+void refuse_unread_options(const EstimateOptions& options, unsigned reader, std::string_view function) {
+  EstimateOptions paper;
+  paper.estimator = Estimator::paper;
+  for (const Option<EstimateOptions>& o : estimate_options()) {
+    if (o.used_by & reader) continue;
+    const Value value = o.get(options);
+    if (value != o.default_value() && value != o.get(paper)) fail(unread_option_message(function, o.name));
+  }
+}
+
 const std::vector<Option<BootstrapOptions>>& bootstrap_options() {
   using O = BootstrapOptions;
   static const std::vector<Option<O>> table{

@@ -90,4 +90,27 @@ const std::vector<Option<ReliabilityOptions>>& reliability_options() {
   return table;
 }
 
+const std::vector<Option<SimplexOptions>>& simplex_options() {
+  using O = SimplexOptions;
+  using X = ExecutionOptions;
+  static const std::vector<Option<O>> table{
+      describe<&O::p>({.name = "p", .help = "Order of the L_p error terms shown", .example = "2"}),
+      describe<&O::bins>(
+          {.name = "bins", .help = "Equal-width bins per class of the binned simplex histogram (>= 1)", .example = "4"}),
+      describe<&O::bandwidth>({.name = "bandwidth",
+                               .help = "Bandwidth h > 0 of the Dirichlet kernel density and of the ECE^KDE term, or "
+                                       "automatic (the paper's leave-one-out likelihood)",
+                               .example = "0.05",
+                               .none = "automatic",
+                               .none_word = "auto"}),
+      describe<&O::grid>({.name = "grid",
+                          .help = "Segments per side of the triangular grid whose centroids the density is read "
+                                  "at (>= 1)",
+                          .example = "20"}),
+      describe<&O::execution, &X::threads>(
+          {.name = "threads", .help = "Worker threads; 0 = every hardware thread", .example = "1"}),
+  };
+  return table;
+}
+
 }  // namespace ecekde::options

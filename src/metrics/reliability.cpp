@@ -1,5 +1,6 @@
 // reliability_figure(): binned statistics, Wilson intervals, the kernel curve and the error terms of each
-// reliability diagram, from the library's binned estimator, kernel regression and ECE^KDE.
+// reliability diagram, from the library's binned estimator, kernel regression and ECE^KDE; simplex_figure():
+// the same estimators' view of three classes.
 #include "ecekde/reliability.hpp"
 
 #include <algorithm>
@@ -89,6 +90,54 @@ ReliabilityFigure reliability_figure(ProbsView probs, LabelsView labels, const R
     panel.ece_kde = marginal ? kde.class_ce_pow_p[c] : kde.ce_pow_p;
     figure.panels.push_back(std::move(panel));
   }
+  return figure;
+}
+
+std::vector<std::array<double, 3>> simplex_grid(std::size_t m) {
+  std::vector<std::array<double, 3>> out;
+  const double M = static_cast<double>(m);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t i = 0; i + j < m; ++i) {
+      const double a = static_cast<double>(i), b = static_cast<double>(j);
+      auto centroid = [&](double di, double dj) {
+        const double f1 = (a + di) / M, f2 = (b + dj) / M;
+        return std::array<double, 3>{1 - f1 - f2, f1, f2};
+      };
+      out.push_back(centroid(1.0 / 3, 1.0 / 3));
+      if (i + j + 2 <= m) out.push_back(centroid(2.0 / 3, 2.0 / 3));
+    }
+  return out;
+}
+
+SimplexFigure simplex_figure(ProbsView probs, LabelsView labels, const SimplexOptions& options) {
+  if (probs.cols() != 3) detail::fail_with("the simplex figure needs 3 classes, probs has ", probs.cols(), " columns");
+  if (options.bins < 1) detail::fail_with("bins must be >= 1, got ", options.bins);
+  if (options.grid < 1) detail::fail_with("grid must be >= 1, got ", options.grid);
+  SimplexFigure figure;
+  figure.p = options.p;
+  figure.grid = options.grid;
+  BinnedOptions b;
+  b.type = CalibrationType::canonical;
+  b.p = options.p;
+  b.bins = options.bins;
+  figure.binned = binned_calibration_error(probs, labels, b);
+
+  EstimateOptions e;
+  e.estimator = Estimator::paper;
+  e.type = CalibrationType::canonical;
+  e.p = options.p;
+  e.bandwidth = options.bandwidth;
+  e.execution = options.execution;
+  const Result kde = estimate(probs, labels, e);
+  figure.bandwidth = kde.bandwidth;
+  figure.ece_kde = kde.ce_pow_p;
+
+  figure.points = simplex_grid(options.grid);
+  e.bandwidth = kde.bandwidth;
+  const KernelRegression density = kernel_regression(
+      probs, labels, ProbsView::row_major(figure.points.front().data(), figure.points.size(), 3), e);
+  for (std::size_t q = 0; q < figure.points.size(); ++q)
+    figure.log_density.push_back(density.log_density[q * density.columns]);
   return figure;
 }
 

@@ -1,8 +1,9 @@
 // The report as text tables and as JSON.
 #include <algorithm>
 #include <cstdio>
-
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "ecekde/error.hpp"
 #include "ecekde/report.hpp"
@@ -43,11 +44,38 @@ std::string estimate_text(const BinnedOptions& o) {
   return norm(o.p) + (o.form == BinnedForm::per_sample ? " per-sample" : "");
 }
 
-// Columns of text, left- or right-aligned, two spaces apart, indented by two.
+std::string html_escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
+// Columns of text, left- or right-aligned, two spaces apart, indented by two; or an HTML table. The first
+// row is the head unless the table is `headless` (rows of name and value).
 class Table {
  public:
-  explicit Table(std::vector<std::string> head, std::string right) : right_(std::move(right)) { rows_.push_back(std::move(head)); }
+  explicit Table(std::vector<std::string> head, std::string right, bool headless = false)
+      : right_(std::move(right)), headless_(headless) {
+    rows_.push_back(std::move(head));
+  }
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print_html(std::ostream& out) const {
+    out << "<table>\n";
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      const char* cell = r == 0 && !headless_ ? "th" : "td";
+      out << "<tr>";
+      for (std::size_t c = 0; c < rows_[r].size(); ++c)
+        out << '<' << cell << " style=\"text-align: " << (right_[c] == 'r' ? "right" : "left") << "\">"
+            << html_escaped(rows_[r][c]) << "</" << cell << '>';
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
   void print(std::ostream& out) const {
     std::vector<std::size_t> width;
     for (const auto& row : rows_)
@@ -71,6 +99,7 @@ class Table {
  private:
   std::vector<std::vector<std::string>> rows_;
   std::string right_;  // 'r' or 'l' per column
+  bool headless_;
 };
 
 std::vector<std::string> resampling_cells(const std::optional<Uncertainty>& u) {
@@ -110,65 +139,80 @@ std::string describe(const BinnedOptions& o) {
   return std::string(to_string(o.type)) + ", " + bins + ", " + estimate_text(o);
 }
 
-void print_text(std::ostream& out, const Report& r, const Provenance& provenance) {
+namespace {
+
+// The report's opening lines: the input, and how its intervals and tests were formed.
+std::vector<std::string> heading(const Report& r, const Provenance& provenance) {
   const Settings& s = r.settings;
   std::string files;
   for (const auto& [key, v] : provenance.files.items()) files += (files.empty() ? "" : ", ") + key + " " + v.get<std::string>();
-  out << "ecekde report: " << files << '\n';
-  out << r.summary.n << " samples, " << r.summary.k << (r.summary.k == 1 ? " column P(y = 1)" : " classes") << " ("
-      << r.probs_dtype;
+  std::ostringstream input;
+  input << r.summary.n << " samples, " << r.summary.k << (r.summary.k == 1 ? " column P(y = 1)" : " classes") << " ("
+        << r.probs_dtype;
   if (!s.classes.empty()) {
-    out << "; classes";
-    for (std::int64_t c : s.classes) out << ' ' << c;
-    out << " of the input, renormalised";
+    input << "; classes";
+    for (std::int64_t c : s.classes) input << ' ' << c;
+    input << " of the input, renormalised";
   } else if (s.renormalize) {
-    out << "; rows renormalised";
+    input << "; rows renormalised";
   }
-  out << ")\n";
-  if (s.replicates) {
-    out << fmt("%g", 100 * s.level) << "% bootstrap intervals and calibration-test p-values from B = " << s.replicates
-        << " replicates (seed " << s.seed << ")\n";
-  } else {
-    out << "no intervals or tests (--replicates 0)\n";
-  }
+  input << ")";
+  const std::string resampling =
+      s.replicates ? fmt("%g", 100 * s.level) + "% bootstrap intervals and calibration-test p-values from B = " +
+                         std::to_string(s.replicates) + " replicates (seed " + std::to_string(s.seed) + ")"
+                   : "no intervals or tests (--replicates 0)";
+  return {files.empty() ? "ecekde report" : "ecekde report: " + files, input.str(), resampling};
+}
 
-  out << "\nSummary\n";
-  Table summary({"accuracy", value(r.summary.accuracy)}, "lr");
+std::string interval_head(const Settings& s) { return s.replicates ? fmt("%g", 100 * s.level) + "% interval" : "interval"; }
+
+Table summary_table(const Report& r) {
+  Table summary({"accuracy", value(r.summary.accuracy)}, "lr", true);
   summary.add({"mean confidence", value(r.summary.mean_confidence)});
   summary.add({"NLL", value(r.summary.nll)});
   summary.add({"Brier score", value(r.summary.brier)});
-  summary.print(out);
+  return summary;
+}
 
-  const std::string interval_head = s.replicates ? fmt("%g", 100 * s.level) + "% interval" : "interval";
-
-  out << "\nCalibration error (" << norm(s.p) << "; the default estimator, crossfit: label noise is not counted as\n"
-         "miscalibration; " << fmt("%g", 100 * s.level) << "% intervals from its standard error)\n";
-  Table accurate({"type", "CE_p", fmt("%g", 100 * s.level) + "% interval", "bandwidth"}, "lrlr");
+Table crossfit_table(const Report& r) {
+  Table crossfit({"type", "CE_p", fmt("%g", 100 * r.settings.level) + "% interval", "bandwidth"}, "lrlr");
   for (const Result& e : r.crossfit)
-    accurate.add({std::string(to_string(e.type)), value(e.ce),
+    crossfit.add({std::string(to_string(e.type)), value(e.ce),
                   concat("[", value(e.ce_interval->lower), ", ", value(e.ce_interval->upper), "]"), value(e.bandwidth)});
-  accurate.print(out);
-  for (const Result& e : r.crossfit)
-    for (const std::string& w : e.warnings) out << "  warning: " << to_string(e.type) << ": " << w << '\n';
+  return crossfit;
+}
 
-  out << "\nECE^KDE of the paper (" << norm(s.p) << ", automatic bandwidth; for comparison: at practical n it also\n"
-         "counts label noise, so it reads above the crossfit figures; docs/validation.md, Section 7)\n";
-  Table kde({"type", "CE_p", interval_head, "p-value", "bandwidth"}, "lrlrr");
+std::vector<std::string> crossfit_warnings(const Report& r) {
+  std::vector<std::string> lines;
+  for (const Result& e : r.crossfit)
+    for (const std::string& w : e.warnings) lines.push_back(concat("warning: ", to_string(e.type), ": ", w));
+  return lines;
+}
+
+Table kde_table(const Report& r) {
+  Table kde({"type", "CE_p", interval_head(r.settings), "p-value", "bandwidth"}, "lrlrr");
   for (const KdeEntry& e : r.kde) {
     std::vector<std::string> row{std::string(to_string(e.result.type)), value(e.result.ce)};
     for (auto& cell : resampling_cells(e.uncertainty)) row.push_back(cell);
     row.push_back(value(e.result.bandwidth));
     kde.add(row);
   }
-  kde.print(out);
+  return kde;
+}
+
+std::vector<std::string> kde_notes(const Report& r) {
+  std::vector<std::string> lines;
   for (const KdeEntry& e : r.kde)
     if (e.resampling_skipped)
-      out << "  " << to_string(e.result.type) << ": no interval or test: they would form " << fmt("%.2g", *e.resampling_skipped)
-          << " replicate sums, above the limit of " << fmt("%.2g", s.paper_resampling_limit)
-          << " (--paper-resampling-limit)\n";
+      lines.push_back(concat(to_string(e.result.type), ": no interval or test: they would form ",
+                             fmt("%.2g", *e.resampling_skipped), " replicate sums, above the limit of ",
+                             fmt("%.2g", r.settings.paper_resampling_limit), " (--paper-resampling-limit)"));
+  return lines;
+}
 
-  out << "\nECE^bin (binned)\n";
-  Table binned({"type", "bins", "binning", "estimate", "value", interval_head, "p-value", "note"}, "llllrlrl");
+Table binned_table(const Report& r) {
+  Table binned({"type", "bins", "binning", "estimate", "value", interval_head(r.settings), "p-value", "note"},
+               "llllrlrl");
   for (const BinnedEntry& e : r.binned) {
     std::vector<std::string> row{std::string(to_string(e.options.type)), bins_text(e.options, e.result),
                                  std::string(to_string(e.options.binning)), estimate_text(e.options), value(e.result.ce)};
@@ -176,15 +220,46 @@ void print_text(std::ostream& out, const Report& r, const Provenance& provenance
     row.push_back(e.options.form == BinnedForm::debiased ? "CE_2^2 estimate " + value(e.result.ce_pow_p) : "");
     binned.add(row);
   }
-  binned.print(out);
+  return binned;
+}
+
+std::string mmce_title(const MmceEntry& m) {
+  return "MMCE (unweighted, Laplacian kernel of width " + fmt("%g", m.options.kernel_width) + ")";
+}
+
+Table mmce_table(const Report& r) {
+  Table mmce({"", "value", interval_head(r.settings), "p-value"}, "lrlr");
+  std::vector<std::string> row{"MMCE", value(r.mmce->result.mmce)};
+  for (auto& cell : resampling_cells(r.mmce->uncertainty)) row.push_back(cell);
+  mmce.add(row);
+  return mmce;
+}
+
+}  // namespace
+
+void print_text(std::ostream& out, const Report& r, const Provenance& provenance) {
+  const Settings& s = r.settings;
+  for (const std::string& line : heading(r, provenance)) out << line << '\n';
+
+  out << "\nSummary\n";
+  summary_table(r).print(out);
+
+  out << "\nCalibration error (" << norm(s.p) << "; the default estimator, crossfit: label noise is not counted as\n"
+         "miscalibration; " << fmt("%g", 100 * s.level) << "% intervals from its standard error)\n";
+  crossfit_table(r).print(out);
+  for (const std::string& line : crossfit_warnings(r)) out << "  " << line << '\n';
+
+  out << "\nECE^KDE of the paper (" << norm(s.p) << ", automatic bandwidth; for comparison: at practical n it also\n"
+         "counts label noise, so it reads above the crossfit figures; docs/validation.md, Section 7)\n";
+  kde_table(r).print(out);
+  for (const std::string& line : kde_notes(r)) out << "  " << line << '\n';
+
+  out << "\nECE^bin (binned)\n";
+  binned_table(r).print(out);
 
   if (r.mmce) {
-    out << "\nMMCE (unweighted, Laplacian kernel of width " << fmt("%g", r.mmce->options.kernel_width) << ")\n";
-    Table mmce({"", "value", interval_head, "p-value"}, "lrlr");
-    std::vector<std::string> row{"MMCE", value(r.mmce->result.mmce)};
-    for (auto& cell : resampling_cells(r.mmce->uncertainty)) row.push_back(cell);
-    mmce.add(row);
-    mmce.print(out);
+    out << '\n' << mmce_title(*r.mmce) << '\n';
+    mmce_table(r).print(out);
   }
   if (s.replicates)
     out << "\np-values: consistency resampling (labels redrawn from the predictions) of \"the predictions are\n"
@@ -194,6 +269,28 @@ void print_text(std::ostream& out, const Report& r, const Provenance& provenance
     out << "\nPlots:\n";
     for (const std::string& p : provenance.plots) out << "  " << p << '\n';
   }
+}
+
+void print_html(std::ostream& out, const Report& r, const Provenance& provenance) {
+  const Settings& s = r.settings;
+  const auto paragraph = [&out](const std::string& text) { out << "<p>" << html_escaped(text) << "</p>\n"; };
+  out << "<div class=\"ecekde-report\">\n";
+  for (const std::string& line : heading(r, provenance)) paragraph(line);
+  out << "<h4>Summary</h4>\n";
+  summary_table(r).print_html(out);
+  out << "<h4>Calibration error (" << norm(s.p) << "; the default estimator, crossfit)</h4>\n";
+  crossfit_table(r).print_html(out);
+  for (const std::string& line : crossfit_warnings(r)) paragraph(line);
+  out << "<h4>ECE^KDE of the paper (" << norm(s.p) << ", automatic bandwidth; for comparison)</h4>\n";
+  kde_table(r).print_html(out);
+  for (const std::string& line : kde_notes(r)) paragraph(line);
+  out << "<h4>ECE^bin (binned)</h4>\n";
+  binned_table(r).print_html(out);
+  if (r.mmce) {
+    out << "<h4>" << html_escaped(mmce_title(*r.mmce)) << "</h4>\n";
+    mmce_table(r).print_html(out);
+  }
+  out << "</div>\n";
 }
 
 nlohmann::ordered_json to_json(const Report& r, const Provenance& provenance) {

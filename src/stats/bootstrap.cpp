@@ -376,7 +376,7 @@ KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const Estima
 KdeBootstrap bootstrap_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                            const BootstrapOptions& bootstrap) {
   check_options(options);
-  detail::check_plug_in(options, "bootstrap_kde");
+  detail::check_paper_entry(options, "bootstrap_kde");
   detail::check_bootstrap(bootstrap);
   if (options.execution.own_rows) return detail::own_rows_bootstrap(probs, labels, options, bootstrap);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);

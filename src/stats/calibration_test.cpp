@@ -262,7 +262,7 @@ std::vector<std::int64_t> consistency_labels(ProbsView probs, std::uint64_t seed
 CalibrationTestResult calibration_test_kde(ProbsView probs, LabelsView labels, const EstimateOptions& options,
                                            const CalibrationTestOptions& test) {
   check_options(options);
-  detail::check_plug_in(options, "calibration_test_kde");
+  detail::check_paper_entry(options, "calibration_test_kde");
   detail::check_test(test);
   if (options.execution.own_rows) return detail::own_rows_calibration_test(probs, labels, options, test);
   const auto in = detail::prepare(probs, labels, options.type, options.renormalize, options.execution, true);

@@ -59,16 +59,6 @@ TEST(Chart, Ticks) {
   EXPECT_EQ(blues(1).hex(), "#0a3073");
 }
 
-TEST(Simplex, GridCentroids) {
-  const std::vector<Simplex3> g = simplex_grid(6);
-  ASSERT_EQ(g.size(), 36u);
-  for (const Simplex3& f : g) {
-    EXPECT_NEAR(f[0] + f[1] + f[2], 1, 1e-15);
-    for (double v : f) EXPECT_GT(v, 0);
-  }
-  EXPECT_NEAR(g[0][1], 1.0 / 18, 1e-15);  // first upward triangle (0, 0)
-}
-
 double area(const std::vector<Simplex3>& poly) {  // in units of the simplex's area (coordinates f_1, f_2)
   double a = 0;
   for (std::size_t i = 0; i < poly.size(); ++i) {

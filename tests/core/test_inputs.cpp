@@ -7,8 +7,12 @@
 #include <vector>
 
 #include "expect_error.hpp"
+#include "ecekde/bootstrap.hpp"
+#include "ecekde/calibration_test.hpp"
 #include "ecekde/estimate.hpp"
 #include "ecekde/gradient.hpp"
+#include "ecekde/kernel_regression.hpp"
+#include "ecekde/options.hpp"
 
 namespace {
 
@@ -73,6 +77,49 @@ TEST(Inputs, ExactMessages) {
                    "unknown calibration type 'foo' (expected canonical, marginal, top-label or binary)");
   EXPECT_THROW_MSG(ecekde::parse_name<ecekde::BandwidthCriterion>("bic"),
                    "unknown bandwidth criterion 'bic' (expected loo-likelihood, reference or loo-regression)");
+}
+
+// The paper's entry points refuse the options only estimate() reads (and every form but the paper's), and
+// accept their defaults and estimator paper, the estimator they compute.
+TEST(Inputs, PaperEntryPointsRefuseOptionsTheyDoNotRead) {
+  const ecekde::ProbsView probs = ecekde::ProbsView::row_major(good.data(), 3, 2);
+  const ecekde::LabelsView y(labels);
+  const std::vector<double> queries = {0.3, 0.7};
+  const ecekde::ProbsView at = ecekde::ProbsView::row_major(queries.data(), 2, 1);
+  const auto entry_points = [&](const ecekde::EstimateOptions& o) {
+    return std::vector<std::string>{
+        testing_support::error_message([&] { ecekde::estimate_with_gradient(probs, y, o); }),
+        testing_support::error_message([&] { ecekde::kernel_regression(probs, y, at, o); }),
+        testing_support::error_message([&] { ecekde::bootstrap_kde(probs, y, o, {.replicates = 2}); }),
+        testing_support::error_message([&] { ecekde::calibration_test_kde(probs, y, o, {.replicates = 2}); })};
+  };
+  const std::vector<std::string> names = {"estimate_with_gradient", "kernel_regression", "bootstrap_kde",
+                                          "calibration_test_kde"};
+  ecekde::EstimateOptions o;
+  o.type = CalibrationType::binary;
+  o.bandwidth = 0.1;
+  for (const std::string& message : entry_points(o)) EXPECT_EQ(message, "<no ecekde::Error thrown>");
+  o.estimator = ecekde::Estimator::paper;
+  for (const std::string& message : entry_points(o)) EXPECT_EQ(message, "<no ecekde::Error thrown>");
+
+  o.level = 0.9;
+  std::vector<std::string> messages = entry_points(o);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(messages[i], names[i] + "() does not read option level: only estimate() reads it");
+  o.level = 0.95;
+  o.folds = 3;
+  messages = entry_points(o);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(messages[i], names[i] + "() does not read option folds: only estimate() reads it");
+  o.folds = 5;
+  o.form = ecekde::KdeForm::debiased;
+  o.p = 2;
+  messages = entry_points(o);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(messages[i], names[i] + " supports only the plug-in form, got form debiased");
+  EXPECT_EQ(ecekde::options::unread_option_message("select_bandwidth", "p"),
+            "select_bandwidth() does not read option p: only estimate(), estimate_with_gradient(), "
+            "kernel_regression(), bootstrap_kde() and calibration_test_kde() read it");
 }
 
 TEST(Inputs, RenormalizeRescalesRowsAndRejectsZeroRows) {

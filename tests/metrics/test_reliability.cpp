@@ -1,9 +1,12 @@
-// reliability_figure(): what every front end draws equals the library's binned estimator, kernel
-// regression and ECE^KDE read directly; the Wilson interval against hand-computed values.
+// reliability_figure() and simplex_figure(): what every front end draws equals the library's binned
+// estimator, kernel regression and ECE^KDE read directly; the Wilson interval against hand-computed values.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
+#include "ecekde/binned.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "ecekde/reliability.hpp"
 #include "expect_error.hpp"
@@ -83,6 +86,54 @@ TEST(Reliability, BadOptionsAreOneLineErrors) {
   o.type = CalibrationType::top_label;
   o.curve_points = 1;
   EXPECT_THROW_MSG(ecekde::reliability_figure(probs, ecekde::LabelsView(d.y), o), "curve_points must be >= 2, got 1");
+}
+
+TEST(Simplex, GridCentroids) {
+  const std::vector<std::array<double, 3>> g = ecekde::simplex_grid(6);
+  ASSERT_EQ(g.size(), 36u);
+  for (const std::array<double, 3>& f : g) {
+    EXPECT_NEAR(f[0] + f[1] + f[2], 1, 1e-15);
+    for (double v : f) EXPECT_GT(v, 0);
+  }
+  EXPECT_NEAR(g[0][1], 1.0 / 18, 1e-15);  // first upward triangle (0, 0)
+}
+
+TEST(Simplex, FigureIsTheLibrarysEstimatesReadDirectly) {
+  const oracle::Data d = testdata::softmax_predictions(200, 3, 13, 2.0, 1.5);
+  const ecekde::ProbsView probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
+  const ecekde::LabelsView labels(d.y);
+  ecekde::SimplexOptions o;
+  o.p = 2;
+  o.bins = 4;
+  o.grid = 5;
+  const ecekde::SimplexFigure f = ecekde::simplex_figure(probs, labels, o);
+
+  ecekde::BinnedOptions b;
+  b.type = CalibrationType::canonical;
+  b.p = 2;
+  b.bins = 4;
+  const ecekde::BinnedResult binned = ecekde::binned_calibration_error(probs, labels, b);
+  EXPECT_EQ(f.binned.ce_pow_p, binned.ce_pow_p);
+  EXPECT_EQ(f.binned.cells.size(), binned.cells.size());
+  ecekde::EstimateOptions e;
+  e.estimator = ecekde::Estimator::paper;
+  e.p = 2;
+  const ecekde::Result kde = ecekde::estimate(probs, labels, e);
+  EXPECT_EQ(f.bandwidth, kde.bandwidth);  // automatic: the paper's choice
+  EXPECT_DOUBLE_EQ(f.ece_kde, kde.ce_pow_p);
+  ASSERT_EQ(f.points, ecekde::simplex_grid(5));
+  e.bandwidth = f.bandwidth;
+  const ecekde::KernelRegression k =
+      ecekde::kernel_regression(probs, labels, ecekde::ProbsView::row_major(f.points.front().data(), 25, 3), e);
+  ASSERT_EQ(f.log_density.size(), 25u);
+  for (std::size_t q = 0; q < 25; ++q) EXPECT_EQ(f.log_density[q], k.log_density[q * k.columns]);
+
+  const oracle::Data four = testdata::softmax_predictions(40, 4, 12);
+  EXPECT_THROW_MSG(ecekde::simplex_figure(ecekde::ProbsView::row_major(four.f.data(), four.n, four.k),
+                                          ecekde::LabelsView(four.y)),
+                   "the simplex figure needs 3 classes, probs has 4 columns");
+  o.grid = 0;
+  EXPECT_THROW_MSG(ecekde::simplex_figure(probs, labels, o), "grid must be >= 1, got 0");
 }
 
 }  // namespace
