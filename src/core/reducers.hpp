@@ -318,8 +318,8 @@ class PayloadSums {
     const std::span<const std::uint32_t> order = order_.empty() ? std::span<const std::uint32_t>(own_order) : order_;
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    tree.sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums, order);
-    tree.sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares, order);
+    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums);
+    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }

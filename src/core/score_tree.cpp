@@ -22,17 +22,6 @@ constexpr std::size_t kGroupRows = 32;
 constexpr double kGroupSpread = 1.25;
 constexpr double kGroupSlack = 1;
 
-// Moments of one request: per node, its scale A (the largest q a_i) and, per column, the coefficients
-// M_a0 then M_a1 (a = 0..kOrder), laid out [node][column][b][a].
-struct Moments {
-  std::size_t columns = 0;
-  std::vector<double> scale, m;
-  double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
-  const double* at(std::size_t node, std::size_t column) const {
-    return m.data() + (node * columns + column) * 2 * kTerms;
-  }
-};
-
 // kLargestU[t] is the largest U = ds |tau| at which the series cut after t terms (order t - 1) still errs
 // by at most the bound that kOrder gives at kMaxScoreTerm (score_tree.hpp): e^{2(U + W)} (U^t / t! + W^2 / 2)
 // <= 1.5e-16 with W = kMaxSigmaTerm. A node far from the rows' scores relative to its width (small U)
@@ -71,9 +60,12 @@ double binary_exponent(double x) {
   return field != 0 && field != 0x7ff ? field - 1023 : std::logb(x);
 }
 
-// Positions 0..n-1 in increasing order of their scores, ties in increasing position: std::stable_sort's
-// order, by a least-significant-digit radix sort of the scores' bits (a problem's centres and rows are
-// sorted again at every bandwidth; at K = 1,000 the comparison sort took 8% of marginal's tree walks).
+
+}  // namespace
+
+// std::stable_sort's order, by a least-significant-digit radix sort of the scores' bits (a problem's centres
+// and rows are sorted again at every bandwidth; at K = 1,000 the comparison sort took 8% of marginal's tree
+// walks).
 std::vector<std::uint32_t> score_order(std::span<const double> score) {
   constexpr int kDigit = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
@@ -104,8 +96,6 @@ std::vector<std::uint32_t> score_order(std::span<const double> score) {
   }
   return order;
 }
-
-}  // namespace
 
 ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
   ECEKDE_ASSERT(centres.dim == 2);
@@ -172,17 +162,21 @@ std::vector<std::uint32_t> ScoreTree::row_order(const KernelPoints& rows, std::s
 void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
                      const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
                      std::span<const std::uint32_t> order) const {
-  const std::size_t n = g_.size(), R = rows.n, columns = request.depth + 1;
-  ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == request.depth * n);
-  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
-  ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
-  const double q = request.power;
-  const double log_share = std::log(kDroppedShare);
   ECEKDE_ASSERT(plan.kernels != nullptr);
-  const TileKernels& kern = *plan.kernels;
+  walk(expand(request, *plan.kernels), rows, self, request, plan, scale, sums, order);
+}
 
+ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const TileKernels& kern) const {
+  const std::size_t n = g_.size(), columns = request.depth + 1;
+  ECEKDE_ASSERT(request.offsets.size() == n && request.vt.size() == request.depth * n);
+  const double q = request.power;
   // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
-  std::vector<double> qa(n), v(columns * n, 1.0);
+  Expansion mom;
+  mom.columns = columns;
+  std::vector<double>& qa = mom.qa;
+  std::vector<double>& v = mom.v;
+  qa.resize(n);
+  v.assign(columns * n, 1.0);
   for (std::size_t k = 0; k < n; ++k) {
     qa[k] = q * request.offsets[order_[k]];
     for (std::size_t l = 1; l < columns; ++l) v[l * n + k] = request.vt[(l - 1) * n + order_[k]];
@@ -192,12 +186,9 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
   // node's moments are rows [column][b], kTerms long): a leaf's payloads V and V (sigma - g0), one row each,
   // times its centres' Taylor terms; a parent's, its children's moments times the triangular matrix that
   // moves a series to the parent's centre.
-  Moments mom;
-  mom.columns = columns;
   mom.scale.resize(nodes_.size());
   mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
-  // Per node, A + log M_00: the drop test's bound less the row's part (added in the test's order).
-  std::vector<double> drop_base(nodes_.size());
+  mom.drop_base.resize(nodes_.size());
   std::vector<double> terms(kLeaf * kTerms), payloads(2 * columns * kLeaf), moved(2 * columns * kTerms);
   // The shift's matrix, entry (k, a) = factor ds^(a-k) / (a-k)! for a >= k and 0 below, is Toeplitz: with
   // the child's moments in reverse order of k (row k' = kTerms - 1 - k), entry (k', a) is
@@ -256,8 +247,24 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
         }
       }
     }
-    drop_base[id] = mom.scale[id] + std::log(mom.at(id, 0)[0]);
+    mom.drop_base[id] = mom.scale[id] + std::log(mom.at(id, 0)[0]);
   }
+  return mom;
+}
+
+void ScoreTree::walk(const Expansion& mom, const KernelPoints& rows, std::span<const std::size_t> self,
+                     const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale,
+                     std::span<double> sums, std::span<const std::uint32_t> order) const {
+  const std::size_t n = g_.size(), R = rows.n, columns = mom.columns;
+  ECEKDE_ASSERT(rows.dim == 2 && columns == request.depth + 1);
+  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
+  ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns);
+  const double q = request.power;
+  const double log_share = std::log(kDroppedShare);
+  const TileKernels& kern = *plan.kernels;
+  const std::vector<double>& qa = mom.qa;
+  const std::vector<double>& v = mom.v;
+  const std::vector<double>& drop_base = mom.drop_base;
 
   // Rows in order of score, so that neighbouring rows walk the same nodes, in groups.
   std::vector<std::uint32_t> own_order;

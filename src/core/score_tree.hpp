@@ -52,6 +52,9 @@ inline double row_work(const SweepPlan& plan, std::size_t dim, std::size_t centr
   return plan.expansions && dim == 2 ? std::min(all, kTreeRowWork) : all;
 }
 
+/// Positions 0..n-1 in increasing order of `score`, ties in increasing position.
+std::vector<std::uint32_t> score_order(std::span<const double> score);
+
 /// One set of kernel sums: per row j, S_j0 = sum_{i != self(j)} w_ji^q and, for each payload column l,
 /// S_j(l+1) = sum_{i != self(j)} V_il w_ji^q, with w_ji = exp(a_i + (1/h) sum_k x_ik log x_jk).
 struct KernelSumRequest {
@@ -78,6 +81,22 @@ class ScoreTree {
   void sums(const KernelPoints& rows, std::span<const std::size_t> self, const KernelSumRequest& request,
             const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
             std::span<const std::uint32_t> order = {}) const;
+
+  /// sums() for the same rows to within kGridTolerance of each sum, relative to what the bound of sums() is
+  /// relative to (the sums of |V_il| w_ji over the other centres plus |V_own,l| times their weight sum),
+  /// at a cost set by n and the bandwidth rather than by how the rows spread: exact sums at a few points
+  /// of the row's one variable t, interpolated, with a proven bound on each row's error checked row by
+  /// row; rows whose bound fails are summed exactly (score_grid.cpp).
+  /// Returns how many points it summed exactly and how many rows it could not interpolate.
+  struct GridCount {
+    std::size_t points = 0, exact_rows = 0;
+  };
+  GridCount interpolated_sums(const KernelPoints& rows, std::span<const std::size_t> self,
+                              const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale,
+                              std::span<double> sums) const;
+
+  /// Relative error allowed to interpolated_sums(), per sum.
+  static constexpr double kGridTolerance = 1e-12;
 
   /// The rows in order of score, the order sums() walks them in (rows that are the centres: the tree's).
   std::vector<std::uint32_t> row_order(const KernelPoints& rows, std::span<const std::size_t> self) const;
@@ -106,6 +125,24 @@ class ScoreTree {
     std::int32_t left = -1, right = -1;  // children; -1 for a leaf
     double s_lo = 0, s_hi = 0, g_lo = 0, g_hi = 0;  // ranges of s and sigma
   };
+  // A request's centre exponents q a_i and payload (column 0: ones) in sorted order, and per node its scale
+  // A (the largest q a_i), its moments (per column, the coefficients M_a0 then M_a1, a = 0..kOrder, laid out
+  // [node][column][b][a]) and A + log M_00 (the drop test's bound less the row's part): formed once per
+  // request, read by every walk of rows.
+  struct Expansion {
+    static constexpr std::size_t kTerms = kOrder + 1;
+    std::size_t columns = 0;
+    std::vector<double> qa, v, scale, m, drop_base;
+    double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
+    const double* at(std::size_t node, std::size_t column) const {
+      return m.data() + (node * columns + column) * 2 * kTerms;
+    }
+  };
+  Expansion expand(const KernelSumRequest& request, const TileKernels& kern) const;
+  // sums() of `rows` from a request's expansion.
+  void walk(const Expansion& mom, const KernelPoints& rows, std::span<const std::size_t> self,
+            const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
+            std::span<const std::uint32_t> order) const;
   std::int32_t build(std::uint32_t begin, std::uint32_t end);
   std::uint32_t split_point(std::uint32_t begin, std::uint32_t end) const;
 

@@ -1,5 +1,5 @@
-// The score tree's expansions (one-dimensional kernel sums in near-linear time) against a plain sum over
-// every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
+// The score tree's expansions (one-dimensional kernel sums in near-linear time) and their interpolation
+// (interpolated_sums) against a plain sum over every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
 // awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1, a dense cluster with a sparse
 // tail, scores spread over 60 octaves); and the estimators that use it against the full sweep.
 #include <gtest/gtest.h>
@@ -36,6 +36,12 @@ std::vector<double> points(const std::string& kind, std::size_t n, std::uint64_t
     // a K = 1,000 class's marginal scores: nearly all crowded near 0, a sparse tail up to 1
     if (kind == "tail") s = rng.uniform() < 0.02 ? rng.uniform() : std::exp(-12 + 4 * rng.normal() / 3);
     if (kind == "octaves") s = std::exp2(-60 * rng.uniform());  // log-uniform over 60 octaves
+    if (kind == "one value") s = 0.3;                             // all mass at one score
+    if (kind == "two clusters") s = (rng.uniform() < 0.5 ? 1e-12 : 1 - 1e-12) * (1 + 1e-3 * rng.uniform());
+    if (kind == "uniform") s = rng.uniform();
+    if (kind == "zeros") s = rng.uniform() < 0.6 ? 0.0 : std::exp(-9 * rng.uniform());  // exact zeros
+    // heavy logit tails: a logit of 2.5 N(0, 1) against 99 others as wide, as a K = 100 softmax's column
+    if (kind == "logit tails") s = 1 / (1 + 99 * std::exp(2.5 * rng.normal() - 2.5 * 2.5 / 2 - 2.5 * rng.normal()));
     double r = 1 - s;
     if (kind == "off") {  // float32-like rounding: s + r misses 1 by up to 1e-7
       s = rng.uniform();
@@ -176,6 +182,67 @@ TEST(ScoreTree, OwnCentreThatOutweighsItsNode) {
       EXPECT_NEAR(scale[j] + std::log(sums[j]), want.log_sum[j], 1e-9 * std::max(1.0, std::fabs(want.log_sum[j])))
           << "h " << h << " row " << j;
   }
+}
+
+// interpolated_sums() against the tree's exact sums (checked against every pair above), over layouts of
+// scores that are hard for a grid (one value, two clusters at 1e-12 and 1 - 1e-12, exact zeros, logit
+// tails, 60 octaves, points off the segment), bandwidths, powers and left-out centres: each sum within
+// kGridTolerance times its payload's largest |V| times the row's weight sum (plus the exact sums' own
+// rounding), and the same bits on any thread count. Where rows crowd (n = 4,000, h >= 0.01) the grid must
+// take them from fewer points than rows, or the test would pass on exact sums alone.
+TEST(ScoreTree, InterpolatedSumsWithinTheirBound) {
+  std::size_t wide_cases = 0, interpolated_cases = 0;
+  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves", "one value",
+                                 "two clusters", "uniform", "zeros", "logit tails"})
+    for (std::size_t n : {3, 150, 4000})
+      for (double h : {1e-6, 1e-4, 1e-2, 0.3, 10.0})
+        for (int q : {1, 2}) {
+          SCOPED_TRACE(kind + " n " + std::to_string(n) + " h " + std::to_string(h) + " q " + std::to_string(q));
+          const std::vector<double> x = points(kind, n, n + 3);
+          const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
+          std::vector<double> offsets(n);
+          centres.centre_offsets(h, offsets);
+          ecekde::Rng rng(n + 1);
+          const std::size_t depth = 2;  // a 0/1 label and a signed residual in [-3, 3]
+          std::vector<double> vt(depth * n);
+          for (std::size_t i = 0; i < n; ++i) {
+            vt[i] = rng.uniform() < 0.3 ? 1.0 : 0.0;
+            vt[n + i] = 6 * rng.uniform() - 3;
+          }
+          const double largest[depth] = {1.0, 3.0};
+          const ScoreTree tree(centres);
+          const KernelSumRequest request{offsets, 1 / h, q, vt, depth};
+          std::vector<double> scale(n), sums(n * (depth + 1)), exact_scale(n), exact(n * (depth + 1));
+          tree.sums(centres, {}, request, plan_with(1), exact_scale, exact);
+          const ScoreTree::GridCount count = tree.interpolated_sums(centres, {}, request, plan_with(1), scale, sums);
+          double largest_offset = 0;
+          for (double a : offsets) largest_offset = std::max(largest_offset, std::fabs(a));
+          for (std::size_t j = 0; j < n; ++j) {
+            const double* got = sums.data() + j * (depth + 1);
+            const double* want = exact.data() + j * (depth + 1);
+            const double to_exact = std::exp(scale[j] - exact_scale[j]);  // both relative to the exact weight sum
+            const double weights = want[0];
+            // the bound, plus the rounding of the row's exponents (O(q / h)) as in the test above, in 16 ulps
+            // (the interpolant adds its interval's exponents to the row's: two more roundings)
+            const double exponent = q * (largest_offset + (std::fabs(centres.log_x[2 * j]) + std::fabs(centres.log_x[2 * j + 1])) / h);
+            const double tolerance = ScoreTree::kGridTolerance + 1e-14 + 16 * 2.3e-16 * exponent;
+            ASSERT_NEAR(got[0] * to_exact / weights, 1.0, tolerance) << "row " << j;
+            for (std::size_t l = 0; l < depth; ++l)
+              ASSERT_NEAR(got[l + 1] * to_exact / weights, want[l + 1] / weights, tolerance * largest[l])
+                  << "row " << j << " column " << l;
+          }
+          std::vector<double> scale2(n), sums2(n * (depth + 1));
+          tree.interpolated_sums(centres, {}, request, plan_with(2), scale2, sums2);
+          ASSERT_EQ(scale2, scale);
+          ASSERT_EQ(sums2, sums);
+          if (n == 4000 && h >= 1e-2 && kind != "off") {
+            ++wide_cases;
+            if (count.points + count.exact_rows < 6 * n / 10) ++interpolated_cases;
+          }
+        }
+  // At h >= 0.01 every kind but points off the segment s + r = 1 (which the grid leaves to the exact sums)
+  // costs less than 0.6 n exact sums at n = 4,000.
+  EXPECT_EQ(interpolated_cases, wide_cases);
 }
 
 // The estimators that use the tree, against the same estimators summing every pair.

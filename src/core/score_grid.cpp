@@ -1,0 +1,311 @@
+// ScoreTree::interpolated_sums: a one-dimensional problem's kernel sums at many rows from exact sums at a
+// few points, with a proven bound on each row's error that is checked row by row.
+//
+// Row j enters the kernel through t_j = q (L1_j - L2_j) / h and ups_j = q L2_j / h (score_tree.hpp). With
+// sigma_i = s_i + r_i = 1, its sums are e^{ups_j} (F_l(t_j) - own term), where
+//   F_l(t) = sum_i V_il e^{q a_i} e^{t s_i}      (V_i0 = 1: the weights)
+// is a sum of exponentials in t with rates s_i in [0, 1]: a function of one variable, however many rows.
+// The rows are sorted by t and cut into intervals [a, b]. On each, G_l(t) = F_l(t) e^{-t u} (u: the
+// interval's mean slope of log F_0) is interpolated at kPoints Chebyshev points, where the tree's walk gives
+// F_l exactly (to its 4e-16); the row's own centre is then subtracted exactly.
+//
+// The bound needs nothing about where the centres lie. With c_i = e^{q a_i} and P = kPoints even,
+//   |G_l^(P)(x)| <= max_i |V_il| sum_i c_i |s_i - u|^P e^{x (s_i - u)}
+//               <= max_i |V_il| (P / (e L))^P (G_0(x + L) + G_0(x - L)),
+// by |d|^P <= (P / (e L))^P (e^{L d} + e^{-L d}). G_0 is convex, so over [a - L, b + L] it is largest at
+// an end. Interpolation at points t_k errs at t by at most max_i |V_il| E(t), with
+//   E(t) = |prod_k (t - t_k)| / P! * 2 (P / (e L))^P * max(G_0(a - L), G_0(b + L)),
+// two more exact sums per interval; at Chebyshev points |prod_k (t - t_k)| <= 2 ((b - a) / 4)^P, and with
+// L = kShift (b - a) and P = 16, E <= 2e-18 of that maximum. The product is taken at each row's t over
+// the points as the walk read them (within rounding of Chebyshev's, and exactly where the rows share one
+// t, which is then a point). Rounding
+// adds at most kRoundingUnits ulps of the largest G_0 at the points, and sigma_i = 1 a relative
+// |ups_j| max_i |sigma_i - 1|. A row is taken from its interval when these, in all, are at most
+// kGridTolerance of the weight sum over the other centres (bounded below by the interpolant less the
+// errors and the own term), and the own term is at most kOwnShare of the sum: each sum then errs by at
+// most kGridTolerance max_i |V_il| times that weight sum, each kernel average by at most kGridTolerance
+// max_i |V_il|, besides the rounding of the exponents (O(q / h) ulps) that bounds any sum in double. An interval with a row whose
+// interpolation alone fails (at half the tolerance) is halved; a row that fails through its own term (a
+// row alone in its neighbourhood) or sigma is summed exactly by the walk, as are the rows of intervals
+// that would take more points than rows.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+
+#include "core/messages.hpp"
+#include "core/score_tree.hpp"
+#include "core/work_ledger.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr std::size_t kPoints = 16;  // Chebyshev points per interval (even: the bound takes |d|^P)
+constexpr double kShift = 3;         // L = kShift (b - a)
+constexpr double kRoundingUnits = 16;
+constexpr int kMaxDepth = 80;        // halvings of an interval before its rows are summed exactly
+
+// 2 (P / (4 e kShift))^P / P!: E(t) over max(G_0(a - L), G_0(b + L)) times the product in units of
+// ((b - a) / 4)^P.
+const double kRemainderFactor = [] {
+  double f = 2;
+  for (std::size_t k = 1; k <= kPoints; ++k)
+    f *= static_cast<double>(kPoints) / (4 * std::numbers::e * kShift) / static_cast<double>(k);
+  return f;
+}();
+
+const std::array<double, kPoints> kChebyshev = [] {
+  std::array<double, kPoints> x{};
+  for (std::size_t k = 0; k < kPoints; ++k)
+    x[k] = std::cos((2 * static_cast<double>(k) + 1) * std::numbers::pi / (2 * static_cast<double>(kPoints)));
+  return x;
+}();
+
+// Rows of one interval: positions [begin, end) of the rows sorted by t; `depth` halvings from the first.
+struct Interval {
+  std::size_t begin, end;
+  int depth;
+};
+
+// The interpolant of one interval: G_l / e^S at its points (column-major), with G_l = F_l e^{-(t - c) u}
+// for its middle c, the points' t and barycentric weights, u, c, S, and E(t) / e^S less the product (`remainder`, in the product's units `unit`^-P) and the
+// rounding term (`rounding`).
+struct Interpolant {
+  std::size_t count = 0;  // 1: the rows share one t, a point whose sums are exact; else kPoints (+ 2 ends)
+  std::array<double, kPoints> t{}, weight{};
+  std::vector<double> g;  // g[l * kPoints + k]
+  double u = 0, c = 0, S = 0, unit = 0, remainder = 0, rounding = 0;
+
+  // The interpolated G_l / e^S at x (columns values) and E(x) / e^S; false where they are not finite.
+  bool at(double x, std::size_t columns, double* out, double& error) const {
+    if (count == 1) {
+      std::copy_n(g.begin(), columns, out);
+      error = 0;
+      return true;
+    }
+    std::array<double, kPoints> c{};
+    double den = 0, product = 1;
+    for (std::size_t k = 0; k < kPoints; ++k) {
+      c[k] = weight[k] / (x - t[k]);
+      den += c[k];
+      product *= std::fabs(x - t[k]) * unit;
+    }
+    error = product * remainder + rounding;
+    if (!std::isfinite(den)) {  // x is a point (or between points that rounding merged)
+      for (std::size_t k = 0; k < kPoints; ++k)
+        if (x == t[k])
+          for (std::size_t l = 0; l < columns; ++l) out[l] = g[l * kPoints + k];
+      return std::any_of(t.begin(), t.end(), [x](double p) { return p == x; });
+    }
+    for (std::size_t l = 0; l < columns; ++l) {
+      double v = 0;
+      for (std::size_t k = 0; k < kPoints; ++k) v += c[k] * g[l * kPoints + k];
+      out[l] = v / den;
+    }
+    return std::isfinite(out[0]);
+  }
+};
+
+}  // namespace
+
+ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std::span<const std::size_t> self,
+                                                 const KernelSumRequest& request, const SweepPlan& plan,
+                                                 std::span<double> scale, std::span<double> sums) const {
+  const std::size_t n = g_.size(), R = rows.n, depth = request.depth, columns = depth + 1;
+  ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == depth * n);
+  ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
+  ECEKDE_ASSERT(scale.size() == R && sums.size() == R * columns && plan.kernels != nullptr);
+  const double q = request.power, slope = q * request.inv_h, tol = kGridTolerance;
+  const double work = row_work(plan, 2, n) * request.pair_work;
+  WorkLedger::start(plan.control, static_cast<double>(R) * work);
+  SweepPlan walks = plan;  // the walks below: cancellation is checked here, progress counted once
+  walks.control = nullptr;
+  const Expansion expansion = expand(request, *plan.kernels);  // once for every walk below
+
+  std::vector<double> t(R), ups(R), by_difference(R);
+  for (std::size_t j = 0; j < R; ++j) {
+    const double* log_row = rows.log_x.data() + 2 * j;
+    by_difference[j] = log_row[0] - log_row[1];
+    t[j] = q * by_difference[j] * request.inv_h;  // as the walk forms tau: monotone in the difference
+    ups[j] = q * log_row[1] * request.inv_h;
+  }
+  const std::vector<std::uint32_t> by_t = score_order(by_difference);
+  double sigma_error = 0;
+  for (double g : g_) sigma_error = std::max(sigma_error, std::fabs(g - 1));
+  auto own_of = [&](std::size_t j) { return self.empty() ? j : self[j]; };
+
+  std::vector<std::uint32_t> exact_rows;
+  std::vector<Interval> open{{0, R, 0}};
+  std::size_t points_used = 0;
+  std::vector<double> value(columns), point_l1;
+  while (!open.empty()) {
+    WorkLedger::check(plan.control);
+    // Each interval's points: one where its rows share one t, else kPoints then a - L and b + L.
+    // Each as L1 (with L2 = 0): a shared t is one row's difference, which the walk turns into t exactly.
+    point_l1.clear();
+    std::vector<std::size_t> first_point;
+    for (const Interval& iv : open) {
+      first_point.push_back(point_l1.size());
+      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]];
+      if (a == b) {
+        point_l1.push_back(by_difference[by_t[iv.begin]]);
+        continue;
+      }
+      for (double c : kChebyshev) point_l1.push_back((a + 0.5 * (b - a) * (1 + c)) / slope);
+      point_l1.push_back((a - kShift * (b - a)) / slope);
+      point_l1.push_back((b + kShift * (b - a)) / slope);
+    }
+    first_point.push_back(point_l1.size());
+    if (points_used + exact_rows.size() + point_l1.size() >= R) {  // dearer than the rows: those, exactly
+      for (const Interval& iv : open)
+        exact_rows.insert(exact_rows.end(), by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin),
+                          by_t.begin() + static_cast<std::ptrdiff_t>(iv.end));
+      break;
+    }
+    points_used += point_l1.size();
+    // The points as rows of the walk (L2 = 0, so ups = 0), with x the score whose logit is L1 (it only
+    // orders them); their t as the walk forms it.
+    const std::size_t P = point_l1.size();
+    KernelPoints at;
+    at.n = P;
+    at.dim = 2;
+    at.log_x.resize(2 * P);
+    at.x_t.resize(2 * P);
+    std::vector<double> point_t(P);
+    for (std::size_t k = 0; k < P; ++k) {
+      at.log_x[2 * k] = point_l1[k];
+      at.log_x[2 * k + 1] = 0;
+      point_t[k] = q * (at.log_x[2 * k] - at.log_x[2 * k + 1]) * request.inv_h;
+      at.x_t[k] = 1 / (1 + std::exp(-at.log_x[2 * k]));
+      at.x_t[P + k] = 1 - at.x_t[k];
+    }
+    std::vector<double> point_scale(P), point_sums(P * columns);
+    walk(expansion, at, std::vector<std::size_t>(P, n), request, walks, point_scale, point_sums, {});
+
+    std::vector<Interval> next;
+    Interpolant in;
+    in.g.resize(columns * kPoints);
+    for (std::size_t v = 0; v < open.size(); ++v) {
+      const Interval iv = open[v];
+      const std::size_t p0 = first_point[v];
+      const double* ps = point_sums.data() + p0 * columns;
+      const double* sc = point_scale.data() + p0;
+      const double* pt = point_t.data() + p0;
+      in.count = first_point[v + 1] - p0;
+      if (in.count == 1) {
+        in.u = 0;
+        in.c = pt[0];
+        in.S = sc[0];
+        std::copy_n(ps, columns, in.g.begin());
+      } else {
+        const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], left = pt[kPoints], right = pt[kPoints + 1];
+        auto log_f = [&](std::size_t k) { return sc[k] + std::log(ps[k * columns]); };
+        in.u = (log_f(kPoints + 1) - log_f(kPoints)) / (right - left);
+        if (!std::isfinite(in.u)) in.u = 0;
+        in.S = -std::numeric_limits<double>::infinity();
+        in.c = a + 0.5 * (b - a);  // t - c rather than t in the exponents: the rounding of t u (t = O(q / h)) stays out
+        for (std::size_t k = 0; k < kPoints + 2; ++k) in.S = std::max(in.S, log_f(k) - (pt[k] - in.c) * in.u);
+        double largest = 0;
+        for (std::size_t k = 0; k < kPoints; ++k) {
+          const double e = std::exp(sc[k] - in.S - (pt[k] - in.c) * in.u);
+          for (std::size_t l = 0; l < columns; ++l) in.g[l * kPoints + k] = ps[k * columns + l] * e;
+          largest = std::max(largest, in.g[k]);
+          in.t[k] = pt[k];
+        }
+        auto g_end = [&](std::size_t k) { return ps[k * columns] * std::exp(sc[k] - in.S - (pt[k] - in.c) * in.u); };
+        const double L = std::min(a - left, right - b);
+        in.remainder = kRemainderFactor * std::pow(kShift * (b - a) / L, static_cast<double>(kPoints)) *
+                       std::max(g_end(kPoints), g_end(kPoints + 1));
+        in.rounding = kRoundingUnits * std::numeric_limits<double>::epsilon() * largest;
+        // Barycentric weights of the points as the walk read them (differences scaled to about 1).
+        in.unit = 4 / (b - a);
+        for (std::size_t k = 0; k < kPoints; ++k) {
+          double w = 1;
+          for (std::size_t m = 0; m < kPoints; ++m)
+            if (m != k) w *= (pt[k] - pt[m]) * in.unit;
+          in.weight[k] = 1 / w;
+        }
+      }
+      bool halve = false;
+      const std::size_t kept = exact_rows.size();
+      for (std::size_t r = iv.begin; r < iv.end; ++r) {
+        const std::size_t j = by_t[r];
+        double error = 0;
+        const bool finite = in.at(t[j], columns, value.data(), error);
+        const double low = value[0] - error;
+        if (!finite || !(low > 0 && error <= 0.5 * tol * low)) {  // the interpolation itself fails
+          halve = true;
+          break;
+        }
+        const double row_scale = in.S + (t[j] - in.c) * in.u + ups[j];
+        const std::size_t own = own_of(j);
+        const double own_w = own < n ? std::exp(q * request.offsets[own] +
+                                                slope * (centres_.x(own, 0) * rows.log_x[2 * j] +
+                                                         centres_.x(own, 1) * rows.log_x[2 * j + 1]) -
+                                                row_scale)
+                                     : 0.0;
+        const double others_low = low - own_w;
+        const double sigma = std::expm1(std::fabs(ups[j]) * sigma_error) * 1.01 * value[0];
+        // At most kOwnShare of the sum may be the own term: its exponent's rounding (O(q / h) ulps, as the
+        // interpolant's) must not be magnified by cancelling against it.
+        if (!(own_w <= kOwnShare * value[0] && others_low > 0 && error + sigma <= tol * others_low)) {
+          exact_rows.push_back(static_cast<std::uint32_t>(j));  // its own term or sigma: summed exactly
+          continue;
+        }
+        scale[j] = row_scale;
+        double* out = sums.data() + j * columns;
+        out[0] = value[0] - own_w;
+        for (std::size_t l = 1; l < columns; ++l)
+          out[l] = value[l] - (own < n ? request.vt[(l - 1) * n + own] * own_w : 0.0);
+      }
+      if (!halve) continue;
+      exact_rows.resize(kept);
+      // Halve at the middle t (its rows split there); an interval that cannot be split is summed exactly.
+      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], mid = a + 0.5 * (b - a);
+      const auto first = by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin);
+      const auto split = static_cast<std::size_t>(
+          std::partition_point(first, by_t.begin() + static_cast<std::ptrdiff_t>(iv.end),
+                               [&](std::uint32_t j) { return t[j] <= mid; }) - by_t.begin());
+      if (iv.depth >= kMaxDepth || split == iv.begin || split == iv.end) {
+        exact_rows.insert(exact_rows.end(), first, by_t.begin() + static_cast<std::ptrdiff_t>(iv.end));
+        continue;
+      }
+      next.push_back({iv.begin, split, iv.depth + 1});
+      next.push_back({split, iv.end, iv.depth + 1});
+    }
+    open = std::move(next);
+  }
+
+  if (!exact_rows.empty()) {  // the walk's exact sums for the rest, each with its own centre left out
+    const std::size_t E = exact_rows.size();
+    KernelPoints some;
+    some.n = E;
+    some.dim = 2;
+    some.log_x.resize(2 * E);
+    some.x_t.resize(2 * E);
+    std::vector<std::size_t> own(E);
+    for (std::size_t e = 0; e < E; ++e) {
+      const std::size_t j = exact_rows[e];
+      some.log_x[2 * e] = rows.log_x[2 * j];
+      some.log_x[2 * e + 1] = rows.log_x[2 * j + 1];
+      some.x_t[e] = rows.x(j, 0);
+      some.x_t[E + e] = rows.x(j, 1);
+      own[e] = std::min(own_of(j), n);
+    }
+    std::vector<double> some_scale(E), some_sums(E * columns);
+    walk(expansion, some, own, request, walks, some_scale, some_sums, {});
+    for (std::size_t e = 0; e < E; ++e) {
+      const std::size_t j = exact_rows[e];
+      scale[j] = some_scale[e];
+      std::copy_n(some_sums.begin() + static_cast<std::ptrdiff_t>(e * columns), columns,
+                  sums.begin() + static_cast<std::ptrdiff_t>(j * columns));
+    }
+  }
+  WorkLedger::done(plan.control, static_cast<double>(R) * work);
+  return {points_used, exact_rows.size()};
+}
+
+}  // namespace ecekde::detail
