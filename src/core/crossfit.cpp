@@ -762,7 +762,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
   const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
-    if (uses_tree(pr, own)) tree.emplace(pr.lp->points);
+    if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
     const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
     for (std::size_t b = 0; b < B; ++b)
       scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own));

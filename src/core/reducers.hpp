@@ -311,7 +311,7 @@ class PayloadSums {
     const std::span<const double> payload = stride_ != 1 ? std::span<const double>(transposed) : payload_;
     const std::size_t R = rows.n, width = depth_ + 1;
     std::optional<ScoreTree> own_tree;
-    const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres);
+    const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres, ScoreTree::kGridLeaf);
     ECEKDE_ASSERT(tree.size() == centres.n);
     std::vector<std::uint32_t> own_order;
     if (order_.empty()) own_order = tree.row_order(rows, self_);

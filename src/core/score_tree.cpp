@@ -97,7 +97,7 @@ std::vector<std::uint32_t> score_order(std::span<const double> score) {
   return order;
 }
 
-ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
+ScoreTree::ScoreTree(const KernelPoints& centres, std::size_t leaf) : centres_(centres), leaf_(leaf) {
   ECEKDE_ASSERT(centres.dim == 2);
   const std::size_t n = centres.n;
   ECEKDE_ASSERT(n < (std::size_t{1} << 31));
@@ -120,7 +120,7 @@ ScoreTree::ScoreTree(const KernelPoints& centres) : centres_(centres) {
 // cluster of scores is best kept apart from the sparse tail: at K = 1,000 nearly all of a class's scores
 // lie below 10^-3 and a few spread up to 1, and count-halving put a slice of the tail into every node on
 // the way to the top leaf, so that each row walked the whole depth. The share bounds the depth at
-// log(n / kLeaf) / log(1 / (1 - kMinSplitShare)).
+// log(n / leaf) / log(1 / (1 - kMinSplitShare)).
 std::uint32_t ScoreTree::split_point(std::uint32_t begin, std::uint32_t end) const {
   const std::uint32_t count = end - begin;
   const auto least = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(kMinSplitShare * count));
@@ -141,7 +141,7 @@ std::uint32_t ScoreTree::split_point(std::uint32_t begin, std::uint32_t end) con
 
 std::int32_t ScoreTree::build(std::uint32_t begin, std::uint32_t end) {
   Node node{begin, end};
-  if (end - begin > kLeaf) {
+  if (end - begin > leaf_) {
     const std::uint32_t split = split_point(begin, end);
     node.left = build(begin, split);
     node.right = build(split, end);
@@ -189,13 +189,13 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
   mom.scale.resize(nodes_.size());
   mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
   mom.drop_base.resize(nodes_.size());
-  std::vector<double> terms(kLeaf * kTerms), payloads(2 * columns * kLeaf), moved(2 * columns * kTerms);
+  std::vector<double> terms(leaf_ * kTerms), payloads(2 * columns * leaf_), moved(2 * columns * kTerms);
   // The shift's matrix, entry (k, a) = factor ds^(a-k) / (a-k)! for a >= k and 0 below, is Toeplitz: with
   // the child's moments in reverse order of k (row k' = kTerms - 1 - k), entry (k', a) is
   // shift[k' + a] for shift = kTerms - 1 zeros and then the powers, a matrix read with a row stride of 1.
   std::vector<double> shift(2 * kTerms - 1, 0.0);
   double* const powers_of_ds = shift.data() + kTerms - 1;
-  std::array<double, kLeaf> d{};
+  std::vector<double> d(leaf_);
   for (std::size_t id = 0; id < nodes_.size(); ++id) {
     const Node& nd = nodes_[id];
     const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi);
@@ -295,7 +295,7 @@ void ScoreTree::walk(const Expansion& mom, const KernelPoints& rows, std::span<c
         std::array<double, 2 * kGroupRows> logs{};
         std::array<double, kTerms * kGroupRows> powers{};  // powers[a * G + g] = tau_g^a
         std::vector<double> acc(kGroupRows * columns), series(2 * columns * kGroupRows), vals(columns * kGroupRows),
-            expo(kGroupRows * kLeaf);
+            expo(kGroupRows * leaf_);
         std::vector<std::int32_t> stack;
         auto tau_of = [&](std::size_t t) {
           const double* log_row = rows.log_x.data() + 2 * row_order[t];

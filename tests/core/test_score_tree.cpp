@@ -210,10 +210,10 @@ TEST(ScoreTree, InterpolatedSumsWithinTheirBound) {
             vt[n + i] = 6 * rng.uniform() - 3;
           }
           const double largest[depth] = {1.0, 3.0};
-          const ScoreTree tree(centres);
+          const ScoreTree tree(centres, ScoreTree::kGridLeaf), reference(centres);  // leaves as its callers' and 32
           const KernelSumRequest request{offsets, 1 / h, q, vt, depth};
           std::vector<double> scale(n), sums(n * (depth + 1)), exact_scale(n), exact(n * (depth + 1));
-          tree.sums(centres, {}, request, plan_with(1), exact_scale, exact);
+          reference.sums(centres, {}, request, plan_with(1), exact_scale, exact);
           const ScoreTree::GridCount count = tree.interpolated_sums(centres, {}, request, plan_with(1), scale, sums);
           double largest_offset = 0;
           for (double a : offsets) largest_offset = std::max(largest_offset, std::fabs(a));
