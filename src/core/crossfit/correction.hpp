@@ -15,7 +15,6 @@
 namespace ecekde::detail {
 
 struct RingLayout;
-struct SweepPlan;
 
 // The residual kernel's candidate bandwidths: 10^linspace(-3, 1, 9). The widest is nearly flat (the
 // correction is then the mean residual, about 0), so the grid includes "trust the pilot".

@@ -52,6 +52,12 @@ std::string count_text(std::size_t count, const char* what) {
   return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
 }
 
+// The problems whose terms this rank adds: its share where the ranks own problems (SweepPlan::owned_problems),
+// else all.
+Share held_problems(std::size_t count, const SweepPlan& plan) {
+  return plan.owned_problems ? share_of(count, plan.communicator) : Share{0, count};
+}
+
 }  // namespace
 
 double normal_quantile(double level) {
@@ -72,7 +78,7 @@ void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& 
   // Owned problems (own rows' marginal): each rank holds its share of the classes over every row, and
   // the per-row terms go from rank to rank, each adding its classes in turn: the order of one process.
   const bool owned = in.plan.owned_problems;
-  const Share mine = owned ? share_of(problems.size(), in.plan.communicator) : Share{0, problems.size()};
+  const Share mine = held_problems(problems.size(), in.plan);
   std::vector<double> term(own, 0.0), influence(own, 0.0), class_ce(problems.size(), 0.0);
   auto add_own_classes = [&](std::span<double> terms) {
     std::span<double> t = terms.first(own), i = terms.subspan(own);
@@ -113,8 +119,8 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
                   const EstimateOptions& options, const RingLayout* ring) {
   Communicator* ranks = ring ? ring->comm : nullptr;
   const std::size_t n = r.n;
-  const bool owned = in.plan.owned_problems;  // owned problems: as add_functional() reads them
-  const Share mine = owned ? share_of(problems.size(), in.plan.communicator) : Share{0, problems.size()};
+  const bool owned = in.plan.owned_problems;
+  const Share mine = held_problems(problems.size(), in.plan);
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
     r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
                          " classes: the recalibration map behind the canonical estimate is poorly determined");
