@@ -45,6 +45,7 @@
 #include "core/crossfit/problem.hpp"
 #include "core/crossfit/work.hpp"
 #include "core/messages.hpp"
+#include "core/ring.hpp"
 #include "core/work_ledger.hpp"
 
 namespace ecekde::detail {
