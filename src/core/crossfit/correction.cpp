@@ -1,0 +1,234 @@
+#include "core/crossfit/correction.hpp"
+
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <span>
+
+#include "core/estimate_steps.hpp"
+#include "core/numeric.hpp"
+#include "core/reducers.hpp"
+#include "core/ring.hpp"
+#include "core/score_tree.hpp"
+
+namespace ecekde::detail {
+
+std::vector<double> residual_grid() {
+  std::vector<double> grid;
+  for (int i = 0; i < 9; ++i) grid.push_back(std::pow(10.0, -3.0 + 0.5 * i));
+  return grid;
+}
+
+std::vector<std::size_t> evaluated_rows(const Problem& pr, std::vector<std::size_t> self) {
+  if (self.empty()) {
+    self.resize(pr.lp->points.n);
+    std::iota(self.begin(), self.end(), std::size_t{0});
+  }
+  return self;
+}
+
+Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
+  Corrected out;
+  out.self = evaluated_rows(pr, std::move(self));
+  out.g.assign(out.self.size() * pr.depth, 0.0);
+  out.neighbours.assign(out.self.size(), 0.0);
+  return out;
+}
+
+std::vector<double> residuals_of(const Problem& pr) {
+  const std::size_t n = pr.lp->points.n, depth = pr.depth;
+  std::vector<double> residuals(payload_stride(depth) * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t l = 0; l < depth; ++l)
+      residuals[payload_index(i, l, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
+  return residuals;
+}
+
+double corrected_squared_error(const Problem& pr, std::size_t j, double den, double squares, const double* acc) {
+  double e = 0;
+  corrected_row(pr, j, den, squares, acc, [&](std::size_t l, double g) {
+    const double d = pr.target(j, l) - g;
+    e += d * d;
+  });
+  return e;
+}
+
+double brier(const Problem& pr, const Corrected& c, Communicator* ranks, std::size_t rows) {
+  const std::size_t R = c.self.size(), depth = pr.depth;
+  std::vector<double> terms(R);
+  for (std::size_t q = 0; q < R; ++q) {
+    double e = 0;
+    for (std::size_t l = 0; l < depth; ++l) {
+      const double d = pr.target(c.self[q], l) - c.g[q * depth + l];
+      e += d * d;
+    }
+    terms[q] = e;
+  }
+  return total_over_ranks(ranks, terms) / static_cast<double>(ranks ? rows : R);
+}
+
+namespace {
+
+// What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
+// their points when they are a subset (empty: every row), and the centres' score tree when the caller
+// keeps one, with the rows in the order it walks them. Formed once for a grid of bandwidths.
+struct CorrectionInputs {
+  std::vector<double> residuals;
+  RowSubset subset;
+  const ScoreTree* tree = nullptr;
+  std::vector<std::uint32_t> order;
+};
+
+CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows,
+                                   const ScoreTree* tree = nullptr) {
+  CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), tree, {}};
+  if (tree) in.order = tree->row_order(rows.empty() ? pr.lp->points : in.subset.points, in.subset.self);
+  return in;
+}
+
+Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n, depth = pr.depth;
+  std::vector<double> offsets(n);
+  lp.points.centre_offsets(h, offsets);
+  Corrected out = evaluated(pr, in.subset.self);
+  auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
+    double* g = out.g.data() + q * depth;
+    out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
+  };
+  if (in.subset.self.empty()) {
+    sweep(lp.points, plan,
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, in.tree, in.order));
+  } else {
+    sweep(in.subset.points, lp.points, plan,
+          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, in.tree,
+                      in.order));
+  }
+  return out;
+}
+
+// Whether the candidate bandwidths share one sweep's dot products (brier_scores()): for one problem whose
+// sweeps go pair by pair (not by the score tree, sweep()), the canonical one.
+bool shares_dots(std::size_t problems, std::size_t bandwidths, const LabelledPoints& lp, const SweepPlan& plan) {
+  return problems == 1 && bandwidths > 1 && (lp.points.dim != 2 || !plan.expansions);
+}
+
+// The mean leave-one-out Brier score of the corrections at every bandwidth of `grid`, over the input rows
+// `rows` (all when empty), from one sweep whose tiles of dot products all bandwidths share (SharedDots):
+// bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections. For the canonical
+// problem at K = 1,000 the dot products are half of each sweep (docs/benchmarks.md).
+std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
+                                 const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t n = lp.points.n, depth = pr.depth;
+  const std::vector<double> residuals = residuals_of(pr);
+  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
+  const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
+  std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
+  auto part = [&](std::size_t b) {
+    lp.points.centre_offsets(grid[b], offsets[b]);
+    terms[b].assign(self.size(), 0.0);
+    auto finish = [&pr, &self, out = terms[b].data()](std::size_t q, double den, double squares, const double* acc) {
+      out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+    };
+    return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
+  };
+  std::vector<decltype(part(0))> parts;
+  for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
+  const SharedDots together(std::move(parts));
+  if (rows.empty()) sweep(lp.points, plan, together);
+  else sweep(subset.points, lp.points, plan, together);
+  std::vector<double> scores;
+  for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
+  return scores;
+}
+
+// Whether a problem's sweeps go by the score tree (sweep()): then a caller sweeping it at several
+// bandwidths builds the tree once.
+bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansions && pr.lp->points.dim == 2; }
+
+// correct() for every problem at one bandwidth. The sums do not depend on how the problems are split.
+std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double h, std::span<const std::size_t> rows,
+                                   const SweepPlan& plan) {
+  std::vector<Corrected> out(problems.size());
+  const Share mine = for_each_problem(
+      problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
+        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own);
+      });
+  if (mine.size() == problems.size() || plan.owned_problems) return out;  // owned: the others' stay empty
+  for (std::size_t q = 0; q < problems.size(); ++q)
+    if (q < mine.begin || q >= mine.end)
+      out[q] = evaluated(problems[q], rows.empty() ? std::vector<std::size_t>{} : positions_of(*problems[q].lp, rows));
+  for (Corrected& c : out) {
+    combine_shares(plan.communicator, c.g);
+    combine_shares(plan.communicator, c.neighbours);
+  }
+  return out;
+}
+
+// The mean leave-one-out Brier score of every problem's corrections at every bandwidth of `grid`, over the
+// input rows `rows` (all when empty): scores[q * grid.size() + b], each bitwise brier(correct(...)). Each
+// problem is swept at every bandwidth in turn, so that its score tree and its correction inputs are built
+// once (at K = 1,000, n = 50,000 the trees' sorting and building were a tenth of a marginal estimate).
+std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
+                               std::span<const std::size_t> rows, const SweepPlan& plan) {
+  const std::size_t B = grid.size();
+  std::vector<double> scores(problems.size() * B, 0.0);
+  const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
+    const Problem& pr = problems[q];
+    std::optional<ScoreTree> tree;
+    if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
+    const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
+    for (std::size_t b = 0; b < B; ++b)
+      scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own));
+  });
+  if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);
+  return scores;
+}
+
+}  // namespace
+
+Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
+                    const SweepPlan& plan, std::size_t n) {
+  const std::vector<std::size_t> rows = criterion_rows(n, max_rows);
+  const bool all_rows = rows.size() == n;
+  const std::span<const std::size_t> criterion = all_rows ? std::span<const std::size_t>{} : rows;
+  Fit fit;
+  fit.selection.criterion = BandwidthCriterion::loo_regression;
+  fit.selection.grid = grid;
+  fit.selection.rows = rows.size();
+  if (grid.size() == 1 && all_rows) {  // one candidate on every row: its corrections are the fit, one pass
+    fit.corrected = correct_all(problems, grid[0], {}, plan);
+    std::vector<double> briers(problems.size(), 0.0);
+    for (std::size_t q = 0; q < problems.size(); ++q)
+      if (!fit.corrected[q].self.empty()) briers[q] = brier(problems[q], fit.corrected[q]);
+    if (plan.owned_problems) combine_shares(plan.communicator, briers);  // each from its owner
+    double score = 0;
+    for (std::size_t q = 0; q < problems.size(); ++q) score -= briers[q];
+    fit.selection.score = {score};
+    fit.selection.bandwidth = grid[0];
+    fit.selection.best_score = score;
+    return fit;
+  }
+  // Otherwise the criterion first, then the corrections at the chosen bandwidth on every row.
+  const bool shared = shares_dots(problems.size(), grid.size(), *problems.front().lp, plan);
+  const std::vector<double> briers = shared ? brier_scores(problems.front(), grid, criterion, plan)
+                                            : brier_grid(problems, grid, criterion, plan);
+  std::size_t best = 0;
+  for (std::size_t b = 0; b < grid.size(); ++b) {
+    double score = 0;
+    if (shared) {
+      score = -briers[b];
+    } else {
+      for (std::size_t q = 0; q < problems.size(); ++q) score -= briers[q * grid.size() + b];
+    }
+    fit.selection.score.push_back(score);
+    if (b == 0 || score > fit.selection.score[best]) best = b;
+  }
+  fit.selection.bandwidth = grid[best];
+  fit.selection.best_score = fit.selection.score[best];
+  fit.corrected = correct_all(problems, grid[best], {}, plan);
+  return fit;
+}
+
+}  // namespace ecekde::detail

@@ -1,0 +1,112 @@
+// The pooled-beta and pooled-intercepts families: marginal's pooled pilot (families.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+
+#include "core/crossfit/families.hpp"
+#include "core/crossfit/folds.hpp"
+#include "core/crossfit/pilot_fit.hpp"
+#include "core/distributed.hpp"
+#include "core/ring.hpp"
+#include "ecekde/random.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr std::uint64_t kPooledSeed = 0x706f6f6c6564ULL;
+
+}  // namespace
+
+std::size_t pooled_stride(std::size_t n, std::size_t k, const SweepPlan& plan) {
+  return std::max<std::size_t>(1, (n * (k - 1) + plan.pooled_negatives - 1) / plan.pooled_negatives);
+}
+
+PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
+                         std::size_t n, const SweepPlan& plan, bool saturated) {
+  const std::size_t K = problems.size(), stride = pooled_stride(n, K, plan);
+  auto sampled = [&](std::size_t row, std::size_t c) {
+    return stride == 1 || Rng(kPooledSeed ^ (row * K + c)).next() % stride == 0;
+  };
+  const Share mine = plan.owned_problems ? share_of(K, plan.communicator) : Share{0, K};
+  std::vector<double> counts(K, 0.0);
+  for (std::size_t c = mine.begin; c < mine.end; ++c)
+    for (std::size_t i = 0; i < n; ++i) counts[c] += problems[c].label(i) == 1 || sampled(problems[c].original[i], c);
+  if (plan.owned_problems) combine_shares(plan.communicator, counts);
+  PooledPairs out;
+  out.stride = static_cast<double>(stride);
+  out.first.assign(K + 1, 0);
+  for (std::size_t c = 0; c < K; ++c) out.first[c + 1] = out.first[c] + static_cast<std::size_t>(counts[c]);
+  const std::size_t pairs = out.first[K];
+  std::vector<double> values(4 * pairs, 0.0);  // s, rest, positive, row
+  std::vector<std::size_t> position(n);
+  out.position.assign(pairs, 0);
+  for (std::size_t c = mine.begin; c < mine.end; ++c) {
+    const LabelledPoints& lp = problems[c];
+    for (std::size_t i = 0; i < n; ++i) position[lp.original[i]] = i;
+    for (std::size_t row = 0, pair = out.first[c]; row < n; ++row) {
+      const std::size_t i = position[row];
+      if (lp.label(i) != 1 && !sampled(row, c)) continue;
+      values[4 * pair] = lp.points.x(i, 0);
+      values[4 * pair + 1] = lp.points.x(i, 1);
+      values[4 * pair + 2] = static_cast<double>(lp.label(i));
+      values[4 * pair + 3] = static_cast<double>(row);
+      out.position[pair++] = i;
+    }
+  }
+  if (plan.owned_problems) combine_shares(plan.communicator, values);
+  std::vector<double> s(pairs), rest(pairs), spline_logits;
+  std::vector<std::int32_t> positive(pairs);
+  out.folds.resize(pairs);
+  for (std::size_t c = 0; c < K; ++c)
+    for (std::size_t pair = out.first[c]; pair < out.first[c + 1]; ++pair) {
+      const auto row = static_cast<std::size_t>(values[4 * pair + 3]);
+      s[pair] = values[4 * pair], rest[pair] = values[4 * pair + 1];
+      positive[pair] = static_cast<std::int32_t>(values[4 * pair + 2]);
+      out.folds[pair] = folds[row];
+      // The spline's knots are quantiles: taken over every kept pair, a held-out row's label (which keeps
+      // its positive pair) would move them.
+      if (sampled(row, c) && !(saturated && (detail::saturated(s[pair]) || detail::saturated(rest[pair]))))
+        spline_logits.push_back(logit(s[pair], rest[pair]));
+    }
+  out.lp = one_dimensional_problem(s, rest, positive);
+  out.spline = std::make_shared<const LogitSpline>(std::move(spline_logits), saturated);
+  return out;
+}
+
+double pooled_pair_loss(const Problem& pairs, std::size_t i, double stride) {
+  const double sampled = pairs.pilot[i], scale = sampled + stride * (1 - sampled);
+  return pairs.labels[i] ? -safe_log(sampled / scale, kLogFloor)
+                         : stride * -safe_log(stride * (1 - sampled) / scale, kLogFloor);
+}
+
+std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& pooled,
+                                          const std::vector<std::vector<double>>& theta,
+                                          const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
+                                          const RunControl* control) {
+  const std::size_t n = pr.lp->points.n;
+  const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
+  std::vector<std::size_t> every(n);
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  std::vector<double> prob(2 * n), log_odds(n), pilot(n, 0.0);
+  LogitDesign shifted;
+  shifted.L = 2;
+  shifted.D = 1;
+  shifted.row = [&log_odds](std::size_t j, double* offset, double* x) {
+    offset[0] = 0, offset[1] = log_odds[j];
+    x[0] = 0, x[1] = 1;
+  };
+  for (std::size_t f = 0; f < theta.size(); ++f) {
+    if (split.held_out[f].empty()) continue;
+    predict_logit(pooled, theta[f], every, prob.data());
+    for (std::size_t j = 0; j < n; ++j)
+      log_odds[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
+    const double lambda = pilot_penalty(pr, shifted, split.train[f], nullptr);
+    const double b =
+        split.train[f].empty() ? 0.0 : fit_logit(shifted, kernels, pr.labels, split.train[f], lambda, control)[0];
+    for (std::size_t j : split.held_out[f]) pilot[j] = 1 / (1 + std::exp(-(log_odds[j] + b)));
+  }
+  return pilot;
+}
+
+}  // namespace ecekde::detail

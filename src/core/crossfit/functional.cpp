@@ -1,0 +1,175 @@
+#include "core/crossfit/functional.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/crossfit.hpp"
+#include "core/distributed.hpp"
+#include "core/messages.hpp"
+#include "core/numeric.hpp"
+#include "core/ring.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
+
+// phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
+double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
+
+// Per input row: the estimate's term sum_l (target - f) phi_p(g - f) and its influence term
+// term + max(p - 1, 1) sum_l (target - g) phi_p(g - f), added into term/influence (weighted). The second
+// part is the row's effect on its neighbours' estimates (weight p - 1 from the influence function). For
+// p < 2 it is weighted as at p = 2, an upper bound: where g - f is within noise of 0 a neighbour's label
+// can flip its sign, a dependence between rows that the linear influence term misses (at p = 1 it would
+// vanish); docs/validation.md, 7.5, measured p = 1 coverage of 87-91% without this and 96-99% with it.
+void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::span<double> term,
+                   std::span<double> influence) {
+  const LabelledPoints& lp = *pr.lp;
+  for (std::size_t j = 0; j < lp.points.n; ++j) {
+    double t = 0, extra = 0;
+    for (std::size_t l = 0; l < pr.depth; ++l) {
+      const double f = pr.value(j, l), g = c.g[j * pr.depth + l], y = pr.target(j, l);
+      const double ph = phi(g - f, p);
+      t += (y - f) * ph;
+      extra += (y - g) * ph;
+    }
+    term[lp.original[j]] += weight * t;
+    influence[lp.original[j]] += weight * (t + std::max(p - 1, 1.0) * extra);
+  }
+}
+
+// The median (the upper one of an even count) of every rank's values, n of them in all.
+double median(std::vector<double> v, Communicator* ranks, std::size_t n) {
+  const std::size_t middle = n / 2;
+  return order_statistics(ranks, v, std::span<const std::size_t>(&middle, 1))[0];
+}
+
+std::string count_text(std::size_t count, const char* what) {
+  return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
+}
+
+// The problems whose terms this rank adds: its share where the ranks own problems (SweepPlan::owned_problems),
+// else all.
+Share held_problems(std::size_t count, const SweepPlan& plan) {
+  return plan.owned_problems ? share_of(count, plan.communicator) : Share{0, count};
+}
+
+}  // namespace
+
+double normal_quantile(double level) {
+  // Bisection on P(|Z| <= z) = erf(z / sqrt 2): 200 halvings of [0, 40] reach the rounding limit.
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erf(mid / std::sqrt(2.0)) < level ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,
+                    const EstimateOptions& options, const RingLayout* ring) {
+  Communicator* ranks = ring ? ring->comm : nullptr;  // own_rows: the sums over rows are combined over these
+  const std::size_t n = r.n, own = in.pred.n;
+  const double weight = problem_weight(options.type);
+  // Owned problems (own rows' marginal): each rank holds its share of the classes over every row, and
+  // the per-row terms go from rank to rank, each adding its classes in turn: the order of one process.
+  const bool owned = in.plan.owned_problems;
+  const Share mine = held_problems(problems.size(), in.plan);
+  std::vector<double> term(own, 0.0), influence(own, 0.0), class_ce(problems.size(), 0.0);
+  auto add_own_classes = [&](std::span<double> terms) {
+    std::span<double> t = terms.first(own), i = terms.subspan(own);
+    for (std::size_t q = mine.begin; q < mine.end; ++q) {
+      if (options.type == CalibrationType::marginal) {
+        std::vector<double> class_term(own, 0.0), unused(own, 0.0);
+        add_row_terms(problems[q], fit.corrected[q], options.p, weight, class_term, unused);
+        class_ce[q] = total_over_ranks(ranks, class_term) / static_cast<double>(n);
+      }
+      add_row_terms(problems[q], fit.corrected[q], options.p, weight, t, i);
+    }
+  };
+  if (!owned) {
+    std::vector<double> both(2 * own, 0.0);
+    add_own_classes(both);
+    std::copy_n(both.begin(), own, term.begin());
+    std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
+  } else {
+    const std::vector<double> both = in_rank_order(in.plan.communicator, 2 * own, add_own_classes);
+    std::copy_n(both.begin(), own, term.begin());
+    std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
+    combine_shares(in.plan.communicator, class_ce);
+  }
+  if (options.type == CalibrationType::marginal) r.class_ce_pow_p = class_ce;
+  const double raw = total_over_ranks(ranks, term) / static_cast<double>(n);
+  const double mean_influence = total_over_ranks(ranks, influence) / static_cast<double>(n);
+  for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
+  r.standard_error = std::sqrt(total_over_ranks(ranks, influence) / static_cast<double>(n - 1) / static_cast<double>(n));
+  r.ce_pow_p = std::max(raw, 0.0);
+  r.ce = root_of(r.ce_pow_p, options.p);
+  const double z = normal_quantile(options.level);
+  r.ce_pow_p_interval = Bounds{options.level, std::max(raw - z * r.standard_error, 0.0), std::max(raw + z * r.standard_error, 0.0)};
+  r.ce_interval = Bounds{options.level, root_of(r.ce_pow_p_interval->lower, options.p),
+                         root_of(r.ce_pow_p_interval->upper, options.p)};
+}
+
+void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,
+                  const EstimateOptions& options, const RingLayout* ring) {
+  Communicator* ranks = ring ? ring->comm : nullptr;
+  const std::size_t n = r.n;
+  const bool owned = in.plan.owned_problems;
+  const Share mine = held_problems(problems.size(), in.plan);
+  if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
+    r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
+                         " classes: the recalibration map behind the canonical estimate is poorly determined");
+  // Per problem: its positives, negatives and median neighbours (owned: from each problem's owner).
+  std::vector<double> facts(3 * problems.size(), 0.0);
+  for (std::size_t q = mine.begin; q < mine.end; ++q) {
+    const LabelledPoints& lp = *problems[q].lp;
+    if (lp.one_dimensional) {
+      ECEKDE_ASSERT(!ring);  // the ring runs canonical problems only
+      facts[3 * q] = static_cast<double>(lp.class_begin[2] - lp.class_begin[1]);
+      facts[3 * q + 1] = static_cast<double>(lp.class_begin[1]);
+    }
+    facts[3 * q + 2] = median(fit.corrected[q].neighbours, ranks, n);
+  }
+  if (owned) combine_shares(in.plan.communicator, facts);
+  std::vector<std::pair<std::size_t, std::string>> rare;  // (class, "3 positives"): one line for them all
+  bool few_neighbours = false;
+  for (std::size_t q = 0; q < problems.size(); ++q) {
+    const LabelledPoints& lp = *problems[q].lp;
+    if (lp.one_dimensional) {
+      const auto positives = static_cast<std::size_t>(facts[3 * q]), negatives = static_cast<std::size_t>(facts[3 * q + 1]);
+      const std::size_t fewest = std::min(positives, negatives);
+      if (fewest < 10) {
+        const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
+        if (options.type == CalibrationType::marginal)
+          rare.emplace_back(q, count);
+        else
+          r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
+      }
+    }
+    const double neighbours = facts[3 * q + 2];
+    if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
+      few_neighbours = true;
+      r.warnings.push_back("the kernel estimate rests on few neighbours (median " +
+                           std::to_string(static_cast<int>(std::round(neighbours))) + " at h = " +
+                           std::to_string(r.bandwidth) + "): the figure is not reliable");
+    }
+  }
+  if (rare.size() == 1) {
+    r.warnings.push_back("class " + std::to_string(rare[0].first) + " has only " + rare[0].second +
+                         ": its calibration error is poorly determined");
+  } else if (!rare.empty()) {  // one line, however many classes (K = 1,000 gave a thousand lines)
+    constexpr std::size_t kListed = 5;
+    std::string line = std::to_string(rare.size()) + " classes have fewer than 10 positives or negatives (";
+    for (std::size_t i = 0; i < std::min(rare.size(), kListed); ++i)
+      line += (i ? ", class " : "class ") + std::to_string(rare[i].first) + ": " + rare[i].second;
+    if (rare.size() > kListed) line += ", and " + std::to_string(rare.size() - kListed) + " more";
+    r.warnings.push_back(line + "): their calibration errors are poorly determined");
+  }
+}
+
+}  // namespace ecekde::detail

@@ -1,0 +1,82 @@
+// Cross-fitting a pilot (the estimator's stages: core/crossfit.cpp): a design's fit on each fold's training
+// rows, predicted at the fold's held-out rows. The pilot families (families.hpp) give the designs; the
+// registry (pilots.cpp) picks among them.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/crossfit/problem.hpp"
+#include "core/logit_fit.hpp"
+
+namespace ecekde::detail {
+
+// Doubles (512 MB) of a pilot's design rows kept for its Newton steps; a larger design's rows are recomputed
+// at every step. The canonical design is 6 K values per row: 240 MB at n = 5,000, K = 1,000, where keeping
+// it took the estimate from 18.0 s to 13.4 s (2 threads) for 150 MB more peak memory.
+inline constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 26;
+
+// The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), the
+// shared design with a few features rewritten per fold (`adjust`, one per fold: the canonical pilot's
+// top-label feature, itself fitted without the fold; the folds then share one table of rows), or a design
+// of each fold's own with the same parameters (`own`: the step candidate's threshold, found on the fold's
+// training rows; such designs read another's table, step_design(), and keep none).
+struct FoldDesigns {
+  LogitDesign shared;
+  std::vector<std::function<void(std::size_t, double*)>> adjust;
+  std::vector<LogitDesign> own;
+
+  FoldDesigns(LogitDesign every_fold, std::vector<std::function<void(std::size_t, double*)>> per_fold = {})
+      : shared(std::move(every_fold)), adjust(std::move(per_fold)) {}
+  explicit FoldDesigns(std::vector<LogitDesign> each_fold) : shared(each_fold.at(0)), own(std::move(each_fold)) {}
+
+  void cache(std::size_t n) {
+    if (own.empty()) cache_rows(shared, n, kMaxCachedDesign);
+  }
+
+  LogitDesign of(std::size_t fold) const {
+    if (!own.empty()) return own[fold];
+    LogitDesign d = shared;
+    if (!adjust.empty()) d.adjust = adjust[fold];
+    return d;
+  }
+};
+
+// Writes the pilot of the rows `rows` (sorted positions) under theta into pr.pilot.
+void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows);
+
+// The ridge of a pilot's fit on `rows`: kPilotPenalty, scaled for two-class designs by 4 pi (1 - pi), pi
+// the share of positives among those rows (every rank's with `ranks`; never a held-out row's label), and
+// at least 1e-3 of it. The fits minimise a mean log-loss whose curvature is about pi per row, so a fixed
+// ridge shrank a rare class's map towards f, the identity: on an ImageNet-shaped model (K = 1,000, the
+// pooled fit on every pair, pi = 1 / K) marginal CE_2^2 read 39% low with it and 18% low with a ridge
+// 1,000 times smaller (docs/validation.md, 7.11). The floor keeps a class without positives finite.
+double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<const std::size_t> rows,
+                     Communicator* ranks);
+
+// class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
+// on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
+// share and the pilots are combined), stopped by `control` between Newton steps. Returns every fold's
+// parameters (on every rank).
+std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
+                                                const std::vector<std::size_t>& fold_of_input, std::size_t folds,
+                                                int threads, const RunControl* control, Communicator* comm = nullptr,
+                                                std::span<const double> start = {});
+
+// crossfit_pilot() when each rank holds only its own rows (own_rows): every fold is fitted on all ranks'
+// training rows, one fold after another on the calling thread (each objective's sums combined over the
+// ranks), and each rank predicts its own held-out rows. Returns every fold's parameters. Defined with the other
+// distributed variants (on_ring.cpp).
+std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
+                                                        const std::vector<std::size_t>& fold_of_input,
+                                                        std::size_t folds, const RunControl* control,
+                                                        Communicator* ranks, std::span<const double> start = {});
+
+// Writes each row's pilot under its fold's parameters into pr.pilot.
+void predict_folds(Problem& pr, const LogitDesign& design, const std::vector<std::vector<double>>& theta,
+                   const std::vector<std::size_t>& fold_of_input);
+
+}  // namespace ecekde::detail

@@ -1,0 +1,266 @@
+// The pilot families' registry: which candidates each problem tries beside its base pilot (canonical: the
+// structured design; one-dimensional: each class's own Beta map), and the selection rule, the lowest
+// held-out log-loss (each row's pilot fitted without its fold, so the loss is cross-validated). A family's
+// design (and its fit, where crossfit_pilot()'s is not enough) lives in a file of its own (families.hpp);
+// a canonical family is then one line of kCanonicalCandidates, a one-dimensional one a line of
+// select_score_pilots()' list.
+#include "core/crossfit/pilots.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "core/crossfit.hpp"
+#include "core/crossfit/families.hpp"
+#include "core/crossfit/pilot_fit.hpp"
+#include "core/crossfit/work.hpp"
+#include "core/distributed.hpp"
+#include "core/messages.hpp"
+#include "core/parallel.hpp"
+#include "core/ring.hpp"
+#include "core/work_ledger.hpp"
+
+namespace ecekde::detail {
+
+namespace {
+
+// The canonical pilot's per-class biases: always up to kMaxClassBiases classes; up to kMaxBiasCandidate a
+// pilot without them and one with them are both fitted and the better kept (docs/validation.md, 7.10): at
+// K = 100, n = 3,000, 100 biases fitted on 30 positives each flip the sign of small components where the
+// truth has no biases. Their Hessian costs K^2 / 2 products per row and Newton step.
+constexpr std::size_t kMaxClassBiases = 64;
+constexpr std::size_t kMaxBiasCandidate = 128;
+// The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
+// scale), and the most classes it is tried for. Its Hessian costs K^4 / 2 products per row and Newton step:
+// at n = 10,000 it adds 17-20% to the estimate's time at K = 10 and 25-40% at K = 16 (7.15); at K = 12 a
+// random matrix map read canonical CE_2^2 21% low without it, its intervals missing the truth.
+constexpr double kMatrixPenalty = 3e-3;
+constexpr std::size_t kMaxMatrixClasses = 16;
+// The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14, 7.16): the most classes it is
+// tried for, as for the class biases (with which it is fitted): those cost K^2 / 2 products per row and
+// Newton step, the top biases D + K (LogitDesign::top).
+constexpr std::size_t kMaxTopBiasClasses = kMaxBiasCandidate;
+
+// -log pi_j(y_j) of row j (sorted position; one dimension: pi_j or 1 - pi_j). With each pilot fitted
+// without its row's fold, its mean over the rows is the pilot's cross-validated log-loss: held_out_log_loss,
+// on a ring (own_rows) over every rank's rows, `rows` of them in all.
+double pilot_log_loss(const Problem& pr, std::size_t j) {
+  const double pilot = pr.depth == 1 ? (pr.labels[j] ? pr.pilot[j] : 1 - pr.pilot[j])
+                                     : pr.pilot[j * pr.depth + static_cast<std::size_t>(pr.labels[j])];
+  return -safe_log(pilot, kLogFloor);
+}
+
+double held_out_log_loss(const Problem& pr, Communicator* ranks, std::size_t rows) {
+  const std::size_t n = pr.lp->points.n;
+  std::vector<double> terms(n);
+  for (std::size_t j = 0; j < n; ++j) terms[j] = pilot_log_loss(pr, j);
+  return total_over_ranks(ranks, terms) / static_cast<double>(rows);
+}
+
+// The canonical candidates beside the structured pilot, in the order they are tried (each offered for the
+// input's number of classes).
+struct CanonicalCandidate {
+  const char* name;  // Result::pilot
+  bool (*offered)(std::size_t classes);
+  LogitDesign (*design)(const LabelledPoints& lp, const CheckedPredictions& pred,
+                        std::shared_ptr<const LogitSpline> spline);
+};
+
+constexpr CanonicalCandidate kCanonicalCandidates[] = {
+    {"full-matrix", [](std::size_t K) { return K <= kMaxMatrixClasses; },
+     [](const LabelledPoints& lp, const CheckedPredictions& pred, std::shared_ptr<const LogitSpline> spline) {
+       return canonical_design(lp, pred, std::move(spline), true, kMatrixPenalty);
+     }},
+    {"top-class-biases", [](std::size_t K) { return K <= kMaxTopBiasClasses; },
+     [](const LabelledPoints& lp, const CheckedPredictions& pred, std::shared_ptr<const LogitSpline> spline) {
+       return canonical_design(lp, pred, std::move(spline), true, 0, true);
+     }},
+    {"class-biases", [](std::size_t K) { return K > kMaxClassBiases && K <= kMaxBiasCandidate; },
+     [](const LabelledPoints& lp, const CheckedPredictions& pred, std::shared_ptr<const LogitSpline> spline) {
+       return canonical_design(lp, pred, std::move(spline), true);
+     }},
+};
+
+// The canonical problem's pilot (on a ring, of this rank's rows, fitted on every rank's).
+void select_canonical_pilot(Problem& canonical, const Prepared& in, const EstimateOptions& options,
+                            const std::vector<std::size_t>& folds, const RingLayout* ring) {
+  const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
+  const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
+  Communicator* ranks = ring ? ring->comm : nullptr;
+  canonical.saturated = any_saturated(in.problems, ranks);
+  const auto spline = canonical_spline(in.pred, canonical.saturated, ranks);
+  const std::size_t K = in.pred.k;
+  const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
+  // Each fold's top-label adjustment of a design (it rewrites feature 1 of each class, D apart): formed
+  // once for the designs of the structured one's D.
+  const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
+  auto adjust_of = [&](const LogitDesign& design) {
+    return design.D == structured.D ? adjust : top_label_adjustment(in.problems[0], in.pred, design, features);
+  };
+  // Fits a design's pilot into pr from `start`; returns its first fold's parameters.
+  auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
+    const FoldDesigns designs(design, adjust_of(design));
+    return (ring ? crossfit_pilot_on_ring(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.control,
+                                          ring->comm, start)
+                 : crossfit_pilot(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.threads,
+                                  in.plan.control, in.plan.communicator, start))[0];
+  };
+  auto log_loss = [&](const Problem& pr) {
+    return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
+  };
+  // The structured pilot, or a candidate where that predicts the held-out labels better: one with a full
+  // matrix (K <= kMaxMatrixClasses), one with a bias per class where it is the top class (K <=
+  // kMaxTopBiasClasses), or one with per-class biases (64 < K <= 128); the lowest held-out log-loss is
+  // kept. Each candidate's fit starts from the structured one's (its added parameters at 0): Newton then
+  // needs fewer steps.
+  const std::vector<double> fitted = fit(canonical, structured, {});
+  const std::string_view forced = in.plan.pilot;
+  auto keep_if_better = [&](const LogitDesign& design, const char* name) {
+    if (!forced.empty() && forced != name) return;
+    Problem candidate = make_problem(in.problems[0]);
+    fit(candidate, design, extended_start(fitted, structured, design));
+    if (!forced.empty() || log_loss(candidate) < log_loss(canonical)) {
+      canonical.pilot = std::move(candidate.pilot);
+      canonical.map = name;
+    }
+  };
+  for (const CanonicalCandidate& candidate : kCanonicalCandidates)
+    if (candidate.offered(K)) keep_if_better(candidate.design(in.problems[0], in.pred, spline), candidate.name);
+}
+
+// The one-dimensional problems' pilots (one, or marginal's K).
+void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, const EstimateOptions& options,
+                         const std::vector<std::size_t>& folds) {
+  // One problem per task (marginal has K of them; one problem's folds are fitted on the threads instead);
+  // each fit is serial, so the pilots do not depend on the thread count. Split across ranks, each rank
+  // fits its share of the problems (marginal), or of the folds (one problem: its one task runs inline, on
+  // the calling thread, as combining needs).
+  const std::size_t n = in.pred.n;
+  Communicator* comm = in.plan.communicator;
+  const bool by_problem = comm && problems.size() > 1;
+  const int fold_threads = problems.size() == 1 ? in.plan.threads : 1;
+  // One answer for every class: the pooled pilot's parameters are predicted at each class's rows.
+  const bool saturated = any_saturated(in.problems, in.plan.owned_problems ? comm : nullptr);
+  const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
+  const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
+  WorkLedger::start(in.plan.control, own_pilots_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
+  // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
+  // -log of its held-out pooled pilot at its label.
+  std::optional<PooledPairs> pooled;
+  std::vector<std::vector<double>> pooled_theta;
+  std::vector<double> pair_loss;
+  if (problems.size() > 1) {
+    pooled = pooled_pairs(in.problems, folds, n, in.plan, saturated);
+    Problem pairs = make_problem(pooled->lp);
+    pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled->spline, std::log(pooled->stride))),
+                                  *in.plan.kernels, pooled->folds, options.folds, in.plan.threads, in.plan.control);
+    pair_loss.resize(pooled->lp.points.n);
+    for (std::size_t i = 0; i < pair_loss.size(); ++i)
+      pair_loss[pooled->lp.original[i]] = pooled_pair_loss(pairs, i, pooled->stride);
+    WorkLedger::done(in.plan.control, pooled_work(problems.size(), n, in.plan));
+  }
+  // The held-out log-loss of each class's own pilot, of the pooled one and (K <= kMaxBiasCandidate) of the
+  // pooled one with the class's intercept and of the class's own with a step over the class's pairs (all
+  // its rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts stride times; one
+  // problem: its rows), summed over the classes: the pilot of the lowest sum is every class's. Over the
+  // pairs, the pooled side is already known. One choice for all classes, not one per class: each choice
+  // reads the labels once, and K of them (each keeping the pilot that agrees better with its class's
+  // labels) made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
+  const bool intercepts = pooled && problems.size() <= kMaxBiasCandidate;
+  const bool steps = tries_steps(problems.size());
+  std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0),
+      intercept_loss(problems.size(), 0.0), step_loss(problems.size(), 0.0);
+  std::vector<std::vector<double>> with_intercept(problems.size()), with_step(problems.size());
+  parallel_for(
+      mine.size(), in.plan.threads,
+      [&](std::size_t own, int) {
+        const std::size_t q = mine.begin + own;
+        Problem& pr = problems[q];
+        LogitDesign beta = beta_design(*pr.lp, score_spline(*pr.lp, saturated));
+        cache_rows(beta, n, kMaxCachedDesign);  // read by the fits, the step's threshold and its design
+        Communicator* fold_ranks = by_problem ? nullptr : comm;
+        const std::vector<std::vector<double>> theta = crossfit_pilot(
+            pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, fold_threads, in.plan.control, fold_ranks);
+        std::optional<Problem> shifted, stepped;
+        if (intercepts) {
+          shifted = make_problem(*pr.lp);
+          shifted->pilot = pooled_with_intercept(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds,
+                                                 *in.plan.kernels, in.plan.control);
+        }
+        if (steps)
+          stepped = step_candidate(pr, beta, theta, folds, *in.plan.kernels, fold_threads, in.plan.control,
+                                   fold_ranks);
+        const Problem& with_jump = stepped ? *stepped : pr;  // no threshold: the step candidate is the own map
+        for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
+          const std::size_t i = pooled->position[pair];
+          const double count = pr.labels[i] ? 1 : pooled->stride;
+          own_loss[q] += count * pilot_log_loss(pr, i);
+          pooled_loss[q] += pair_loss[pair];
+          if (shifted) intercept_loss[q] += count * pilot_log_loss(*shifted, i);
+          step_loss[q] += count * pilot_log_loss(with_jump, i);
+        }
+        for (std::size_t i = 0; !pooled && i < n; ++i) {
+          own_loss[q] += pilot_log_loss(pr, i);
+          step_loss[q] += pilot_log_loss(with_jump, i);
+        }
+        if (shifted) with_intercept[q] = std::move(shifted->pilot);
+        if (stepped) with_step[q] = std::move(stepped->pilot);
+        WorkLedger::done(in.plan.control, own_pilots_work(problems.size(), n) / static_cast<double>(problems.size()) * counted);
+      },
+      in.plan.control);
+  if (by_problem)
+    for (std::vector<double>* loss : {&own_loss, &pooled_loss, &intercept_loss, &step_loss})
+      combine_shares(comm, *loss);
+  auto total = [](const std::vector<double>& loss) { return std::accumulate(loss.begin(), loss.end(), 0.0); };
+  // The candidates in turn, each kept where its sum is lower than every one before it.
+  enum class Pilot { own, step, pooled, intercepts } kept = Pilot::own;
+  const char* kept_name = problems[0].map;  // the own maps'
+  double lowest = total(own_loss);
+  const std::string_view forced = in.plan.pilot;
+  for (const auto& [candidate, name, offered, loss] :
+       {std::tuple{Pilot::step, "beta-step", steps, &step_loss},
+        std::tuple{Pilot::pooled, "pooled-beta", pooled.has_value(), &pooled_loss},
+        std::tuple{Pilot::intercepts, "pooled-intercepts", intercepts, &intercept_loss}})
+    if (offered && (forced.empty() ? total(*loss) < lowest : forced == name))
+      kept = candidate, kept_name = name, lowest = total(*loss);
+  if (kept == Pilot::step) {
+    for (std::size_t q = mine.begin; q < mine.end; ++q)
+      if (!with_step[q].empty()) problems[q].pilot = std::move(with_step[q]);
+  } else if (kept == Pilot::intercepts) {
+    for (std::size_t q = mine.begin; q < mine.end; ++q) problems[q].pilot = std::move(with_intercept[q]);
+  } else if (kept == Pilot::pooled) {
+    parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
+      Problem& pr = problems[mine.begin + own];
+      predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
+    });
+  }
+  for (Problem& pr : problems) pr.map = kept_name;
+  if (by_problem && !in.plan.owned_problems)  // owned: each pilot stays with its problem's owner
+    for (std::size_t q = 0; q < problems.size(); ++q) {
+      if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);
+      combine_shares(comm, problems[q].pilot);
+    }
+}
+
+}  // namespace
+
+bool tries_steps(std::size_t problems) { return problems <= kMaxBiasCandidate; }
+
+std::vector<Problem> piloted_problems(const Prepared& in, const EstimateOptions& options, const RingLayout* ring) {
+  const std::vector<std::size_t> folds = in.folds.empty() ? folds_of(in.pred, options.folds, ring) : in.folds;
+  std::vector<Problem> problems;
+  for (const LabelledPoints& lp : in.problems) problems.push_back(make_problem(lp));
+  if (options.type == CalibrationType::canonical) {
+    select_canonical_pilot(problems[0], in, options, folds, ring);
+  } else {
+    ECEKDE_ASSERT(!ring);
+    select_score_pilots(problems, in, options, folds);
+  }
+  return problems;
+}
+
+}  // namespace ecekde::detail
