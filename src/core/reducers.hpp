@@ -213,7 +213,7 @@ template <class Finish>
 class PayloadSums {
  public:
   /// `tree`: the centres' score tree, when the caller keeps one for several bandwidths (else built here);
-  /// `order`: that tree's row_order(rows, self), when the caller keeps it too (else formed here).
+  /// `order`: ScoreTree::grid_order(rows), when the caller keeps it too (else formed here).
   PayloadSums(const TileKernels& kern, std::span<const double> offsets, double inv_h, std::span<const double> payload,
               std::size_t depth, Finish finish, std::span<const std::size_t> self = {}, const ScoreTree* tree = nullptr,
               std::span<const std::uint32_t> order = {})
@@ -297,8 +297,8 @@ class PayloadSums {
   /// Row q's scale m: its record's sums are those of exp(s_ji - m) (ring.hpp's WithScale).
   double scale(const Scratch& s, std::size_t q) const { return s.max[q].m; }
 
-  /// The same sums from the score tree (one-dimensional problems): the weights with the payload, then
-  /// the squared weights, brought to the weights' scale.
+  /// The same sums from the score tree (one-dimensional problems), interpolated (interpolated_sums): the
+  /// weights with the payload, then the squared weights, brought to the weights' scale.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
     // The tree reads the payload transposed (depth x centres): one value per centre is both layouts, the
     // canonical problem at K = 2 has two.
@@ -314,12 +314,12 @@ class PayloadSums {
     const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres, ScoreTree::kGridLeaf);
     ECEKDE_ASSERT(tree.size() == centres.n);
     std::vector<std::uint32_t> own_order;
-    if (order_.empty()) own_order = tree.row_order(rows, self_);
+    if (order_.empty()) own_order = ScoreTree::grid_order(rows);
     const std::span<const std::uint32_t> order = order_.empty() ? std::span<const std::uint32_t>(own_order) : order_;
     std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
     const double half = work_per_pair() / 2;
-    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums);
-    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares);
+    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums, order);
+    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares, order);
     for (std::size_t j = 0; j < R; ++j)
       finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
   }

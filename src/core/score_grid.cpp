@@ -111,9 +111,16 @@ struct Interpolant {
 
 }  // namespace
 
+std::vector<std::uint32_t> ScoreTree::grid_order(const KernelPoints& rows) {
+  std::vector<double> difference(rows.n);
+  for (std::size_t j = 0; j < rows.n; ++j) difference[j] = rows.log_x[2 * j] - rows.log_x[2 * j + 1];
+  return score_order(difference);
+}
+
 ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std::span<const std::size_t> self,
                                                  const KernelSumRequest& request, const SweepPlan& plan,
-                                                 std::span<double> scale, std::span<double> sums) const {
+                                                 std::span<double> scale, std::span<double> sums,
+                                                 std::span<const std::uint32_t> order) const {
   const std::size_t n = g_.size(), R = rows.n, depth = request.depth, columns = depth + 1;
   ECEKDE_ASSERT(rows.dim == 2 && request.offsets.size() == n && request.vt.size() == depth * n);
   ECEKDE_ASSERT(self.empty() ? R == n : self.size() == R);
@@ -125,14 +132,16 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   walks.control = nullptr;
   const Expansion expansion = expand(request, *plan.kernels);  // once for every walk below
 
-  std::vector<double> t(R), ups(R), by_difference(R);
+  std::vector<double> t(R), ups(R);
   for (std::size_t j = 0; j < R; ++j) {
     const double* log_row = rows.log_x.data() + 2 * j;
-    by_difference[j] = log_row[0] - log_row[1];
-    t[j] = q * by_difference[j] * request.inv_h;  // as the walk forms tau: monotone in the difference
+    t[j] = q * (log_row[0] - log_row[1]) * request.inv_h;  // as the walk forms tau: monotone in L1 - L2
     ups[j] = q * log_row[1] * request.inv_h;
   }
-  const std::vector<std::uint32_t> by_t = score_order(by_difference);
+  std::vector<std::uint32_t> own_order;
+  if (order.empty()) own_order = grid_order(rows);
+  const std::span<const std::uint32_t> by_t = order.empty() ? std::span<const std::uint32_t>(own_order) : order;
+  ECEKDE_ASSERT(by_t.size() == R);
   double sigma_error = 0;
   for (double g : g_) sigma_error = std::max(sigma_error, std::fabs(g - 1));
   auto own_of = [&](std::size_t j) { return self.empty() ? j : self[j]; };
@@ -151,7 +160,8 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
       first_point.push_back(point_l1.size());
       const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]];
       if (a == b) {
-        point_l1.push_back(by_difference[by_t[iv.begin]]);
+        const double* log_row = rows.log_x.data() + 2 * by_t[iv.begin];
+        point_l1.push_back(log_row[0] - log_row[1]);
         continue;
       }
       for (double c : kChebyshev) point_l1.push_back((a + 0.5 * (b - a) * (1 + c)) / slope);

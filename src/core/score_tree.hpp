@@ -91,9 +91,13 @@ class ScoreTree {
   struct GridCount {
     std::size_t points = 0, exact_rows = 0;
   };
+  /// `order` is grid_order(rows), or empty to have it formed here.
   GridCount interpolated_sums(const KernelPoints& rows, std::span<const std::size_t> self,
                               const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale,
-                              std::span<double> sums) const;
+                              std::span<double> sums, std::span<const std::uint32_t> order = {}) const;
+
+  /// The rows in order of L1 - L2 (so of t at any bandwidth and power), the order interpolated_sums() reads.
+  static std::vector<std::uint32_t> grid_order(const KernelPoints& rows);
 
   /// Relative error allowed to interpolated_sums(), per sum.
   static constexpr double kGridTolerance = 1e-12;

@@ -71,7 +71,7 @@ namespace {
 
 // What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
 // their points when they are a subset (empty: every row), and the centres' score tree when the caller
-// keeps one, with the rows in the order it walks them. Formed once for a grid of bandwidths.
+// keeps one, with the rows in the order its interpolation reads them. Formed once for a grid of bandwidths.
 struct CorrectionInputs {
   std::vector<double> residuals;
   RowSubset subset;
@@ -82,7 +82,7 @@ struct CorrectionInputs {
 CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows,
                                    const ScoreTree* tree = nullptr) {
   CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), tree, {}};
-  if (tree) in.order = tree->row_order(rows.empty() ? pr.lp->points : in.subset.points, in.subset.self);
+  if (tree) in.order = ScoreTree::grid_order(rows.empty() ? pr.lp->points : in.subset.points);
   return in;
 }
 
