@@ -1,6 +1,6 @@
 // A zoo of synthetic classifiers whose calibration map E[y | f] is known in closed form, and their true
 // calibration errors computed without any estimator of the library: used by the accuracy tests and by
-// the validation experiment (docs/validation.md, Section 7). Research code: not installed.
+// the validation experiment (docs/validation.md). Research code: not installed.
 #pragma once
 
 #include <cstddef>
@@ -76,7 +76,7 @@ struct ZooTruth {
 /// Monte Carlo over `samples` draws of f (no labels are drawn: q is known). The one-dimensional
 /// conditional expectations E[q_c | f_c] are local-linear fits over windows of about 2 sqrt(samples)
 /// neighbours in sorted order; a value shared by more draws than a window, such as f_c = 0, takes their
-/// mean (docs/validation.md, Section 7.1, checks them against the exact values of the paper's model). For Base::gaussian_classes the classes are exchangeable and each is a row's label
+/// mean (docs/history.md, Section 7.1, checks them against the exact values of the paper's model). For Base::gaussian_classes the classes are exchangeable and each is a row's label
 /// 1 time in K, so its marginal fit pools the (f_c, q_c) pairs of all classes (one map for every class)
 /// rather than thinning a window over each class's few labelled rows. One truth per entry of ps.
 std::vector<ZooTruth> truth(const ZooModel& model, const std::vector<double>& ps, std::size_t samples = 1 << 20,
@@ -92,7 +92,7 @@ ZooModel imagenet_like(std::size_t k);
 
 /// Models with exact zeros among their predictions (Base::truncated_logits), calibrated and not: the zeros
 /// keep their labels' share (q_c = param / K where f_c = 0, mixing with the uniform) or stay zeros
-/// (temperature, class biases). docs/validation.md, 7.12.
+/// (temperature, class biases). docs/history.md, 7.12.
 std::vector<ZooModel> saturated(std::size_t k);
 
 /// A model of the family by name (throws std::invalid_argument if unknown).
@@ -100,12 +100,12 @@ ZooModel model_named(const std::string& name, std::size_t k);
 
 /// Held-out models: the zoo's bases and maps in combinations and parameters that family() does not use,
 /// for K that the accuracy tests do not use (2, 4, 7). Never used to design or tune the estimator; they
-/// check that an unseen model holds no surprise (docs/validation.md, 7.4).
+/// check that an unseen model holds no surprise (docs/history.md, 7.4).
 std::vector<ZooModel> held_out(std::size_t k);
 
 /// A classifier with a few distinct predictions (a lookup table, a tree, a quantised model): cell v
 /// predicts f_v with probability pi_v, and its labels follow q_v = f_v^gamma renormalised (gamma = 1:
-/// calibrated), so every truth is a finite sum over the cells (docs/validation.md, Section 7.8).
+/// calibrated), so every truth is a finite sum over the cells (docs/history.md, Section 7.8).
 struct CellModel {
   std::size_t k = 0;
   std::vector<double> f, q, pi;  ///< cells x K, cells x K, cells

@@ -1,5 +1,5 @@
 // The accuracy study of the default (crossfit) estimator against ground truth, side by side with the
-// paper's estimator and its alternatives (docs/validation.md, Section 7). Writes CSV to stdout:
+// paper's estimator and its alternatives (docs/validation.md). Writes CSV to stdout:
 //   ecekde_accuracy truth       K...           true CE_p^p of every zoo model (p = 1, 2)
 //   ecekde_accuracy table       N SETS K...    every estimator, every model, at n = N
 //   ecekde_accuracy convergence SETS K N...    crossfit (and paper up to n = 10,000) over n

@@ -1,4 +1,4 @@
-"""Randomly drawn models (docs/validation.md, 7.13): each a random base distribution of predictions and a
+"""Randomly drawn models (docs/history.md, 7.13): each a random base distribution of predictions and a
 random composition of one or two calibration maps with random parameters, at a random K and n, none of them
 chosen by hand, so that no model is one the estimator was designed on. Truths never come from an
 estimator: canonical CE_p^p is the mean of sum_c |q_c(f) - f_c|^p over 2^20 draws of f (q is known in closed

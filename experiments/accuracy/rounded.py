@@ -1,4 +1,4 @@
-"""Predictions written with a few decimals (docs/validation.md, 7.12): a K = 10 softmax of N(0, 2^2) logits,
+"""Predictions written with a few decimals (docs/history.md, 7.12): a K = 10 softmax of N(0, 2^2) logits,
 rounded to 2 or 3 decimals and renormalised, so that 22% or 4% of the probabilities are exactly 0. Labels
 come from the rounded predictions themselves (calibrated) or from q = 0.9 f + 0.01 (every zero class is the
 label 1% of the time). q is a function of each f_c alone, so the canonical and the marginal truth are both

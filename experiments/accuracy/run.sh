@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The accuracy study (docs/validation.md, Section 7): truths, the side-by-side table at n = 3000,
+# The accuracy study (docs/validation.md): truths, the side-by-side table at n = 3000,
 # convergence over n and the intervals' coverage; then summarize.py writes summary.md and the figures.
 # About 100 minutes on the shared two-core machine (truths 5, table 40, coverage 30, convergence 28, with
 # other jobs running). Run from the repository root after building (make build).

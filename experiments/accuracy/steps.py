@@ -1,4 +1,4 @@
-"""Maps with a jump (docs/validation.md, 7.13 and 7.14): the figures behind 7.14's tables.
+"""Maps with a jump (docs/history.md, 7.13 and 7.14): the figures behind 7.14's tables.
 
 1. A binary step, f uniform on (0, 1) with labels from q = 0.3 below f = 0.5 and 0.9 above, and four controls
    (a Platt-type map, an underconfident one, a calibrated bimodal model, a near-constant prediction), at

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Re-scores the committed Fashion-MNIST test predictions (XE and KDE-XE ResNet-8) with the default
-(crossfit) estimator and the paper's, before and after temperature scaling (docs/validation.md, 7.6).
+(crossfit) estimator and the paper's, before and after temperature scaling (docs/history.md, 7.7).
 T is fitted on one half of the test set (even rows) and applied to the other (odd rows), then the
 halves swap, so no estimate sees the labels T was fitted on. Usage (repository root, after make build):
   PYTHONPATH=build/python /usr/bin/python3 experiments/real/rescore.py"""

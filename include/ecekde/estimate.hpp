@@ -41,7 +41,7 @@ enum class BandwidthCriterion {
   /// favours smaller h. Offered so that the reference code's choice can be reproduced.
   reference,
   /// Not the paper's: minus the mean leave-one-out Brier score of the kernel regression the estimate is
-  /// built on (README, Bandwidth). Needs the labels.
+  /// built on (docs/estimator.md, Bandwidth). Needs the labels.
   loo_regression,
 };
 
@@ -63,7 +63,7 @@ enum class Precision {
   /// debiased), kernel_regression() and the crossfit corrections (at every candidate bandwidth of its
   /// grid). The paper's bandwidth selection, gradients, bootstrap and calibration-test replicates stay
   /// double, so the paper's estimator chooses the same bandwidth in both. The one-dimensional types use
-  /// the score tree, in double, unless ExecutionOptions::full_sweep. Accuracy: README, Numerical rules.
+  /// the score tree, in double, unless ExecutionOptions::full_sweep. Accuracy: docs/estimator.md, Numerical rules.
   single,
 };
 
@@ -74,13 +74,14 @@ struct EnumNames<Precision> {
                                                                      {Precision::single, "float"}};
 };
 
-/// How the computation is run. None of these change the result beyond rounding (see README).
+/// How the computation is run. None of these change the result beyond rounding (docs/estimator.md, Numerical rules).
 struct ExecutionOptions {
   int threads = 0;             ///< worker threads; 0 = every hardware thread
   std::size_t block_size = 0;  ///< rows/centres per block of the pairwise sweep; 0 = automatic
   std::string isa = {};        ///< force a kernel variant ("avx512", "avx2", "baseline"); "" = best
   /// Sum every pair of the one-dimensional types' kernels instead of using the score tree's expansions
-  /// (near-linear time, within 3e-16 of each row's sum; README, Performance). For checking.
+  /// (near-linear time, within 3e-16 of each row's sum; the crossfit corrections interpolate those within
+  /// 1e-12 of each kernel average's largest payload; docs/design.md, Performance). For checking.
   bool full_sweep = false;
   /// Double, or float for the sweeps at a given bandwidth (Precision).
   Precision precision = Precision::double_;
@@ -118,7 +119,7 @@ enum class KdeForm {
   /// ||r_j - f_j||_p^p, averaged over the rows: the paper's Eq. 9 (the default).
   plug_in,
   /// Not the paper's; p = 2 and estimator paper only: the label noise's pairs left out of the square
-  /// (README, Bandwidth). Can be negative (ce is then 0); rows resting on one neighbour are left out
+  /// (docs/estimator.md, Bandwidth). Can be negative (ce is then 0); rows resting on one neighbour are left out
   /// (Result::excluded_rows). Only estimate() offers it.
   debiased,
 };
@@ -137,7 +138,7 @@ struct EnumNames<KdeForm> {
 /// cannot be told from a value set to it). select_bandwidth() takes no EstimateOptions.
 enum class Estimator {
   /// The default: label noise not counted as miscalibration; with a standard error, interval and warnings
-  /// (README, Which estimator). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be
+  /// (docs/estimator.md). Its bandwidth is chosen by the leave-one-out Brier score; `form` must be
   /// plug-in.
   crossfit,
   /// The paper's ECE^KDE (Eq. 9) with the bandwidth rule of `bandwidth_selection`, exactly as published.
@@ -174,7 +175,7 @@ struct Bounds {
 struct BandwidthSelection {
   BandwidthCriterion criterion = BandwidthCriterion::loo_likelihood;
   std::vector<double> grid;            ///< candidates, increasing
-  std::vector<double> score;           ///< criterion per grid point (mean per sample, see README)
+  std::vector<double> score;           ///< criterion per grid point (mean per sample, docs/estimator.md)
   std::vector<double> refined_grid;    ///< bandwidths evaluated by the refinement, in order
   std::vector<double> refined_score;   ///< their criterion values
   double bandwidth = 0;                ///< the chosen h

@@ -10,7 +10,7 @@ namespace ecekde {
 
 /// estimate() together with its gradient. Every entry of the probability matrix is treated as a free
 /// variable (the chain rule through softmax belongs to the caller); the bandwidth is a constant (chosen
-/// first, on the same data, when automatic). Conventions at non-differentiable points (README):
+/// first, on the same data, when automatic). Conventions at non-differentiable points (docs/estimator.md, Gradients):
 /// d|t|^p/dt = 0 at t = 0; top-label holds each row's argmax fixed; probabilities below DBL_MIN have
 /// zero derivative through the kernel's logarithm (where it is clamped).
 struct GradientResult {

@@ -87,7 +87,7 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   // pilot does. With zeros at 1e-308 the kernel between rows whose zeros differ is exp(-708 f_ik / h), so
   // no bandwidth of the grid was flat: each row's correction was the mean residual of the few rows with
   // its own zeros (210 patterns at K = 10), whose noise flipped signs of g - f (a tempered truncated
-  // softmax read canonical CE_1 20% low, 9% with the floor; docs/validation.md, 7.12). The corrections'
+  // softmax read canonical CE_1 20% low, 9% with the floor; docs/history.md, 7.12). The corrections'
   // kernel only smooths residuals; the paper's estimator keeps its own.
   LabelledPoints floored;
   if (problems[0].saturated) {

@@ -1,5 +1,6 @@
 // The cross-fit estimator (Estimator::crossfit, the default): an estimate of CE_p^p that is accurate at
-// practical n. How it works and how it was validated: docs/validation.md, Section 7.
+// practical n. How it works: docs/estimator.md; the evidence: docs/validation.md; how it came about:
+// docs/history.md, Section 7.
 #pragma once
 
 #include <vector>
@@ -26,7 +27,7 @@ std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const Estim
 /// next folds in turn. Rows with distinct predictions keep their folds whatever the order of the rows.
 /// Tied rows are dealt out rather than sharing a fold: a classifier with a few distinct outputs had each
 /// output's rows in one fold, so every pilot was fitted without the cells it was used on, and the
-/// estimate read up to 45% low depending on which cells the hash put together (docs/validation.md, 7.8).
+/// estimate read up to 45% low depending on which cells the hash put together (docs/history.md, 7.8).
 /// Never by label: that made a row's pilot fitted on its ties of the other label only (a constant
 /// calibrated prediction [0.5, 0.5] read CE_1 = 1). With two columns only the last is hashed, so that
 /// [1 - p, p] and the one column p share their folds. On a ring (own_rows), `pred` holds this rank's rows

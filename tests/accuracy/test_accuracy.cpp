@@ -1,6 +1,6 @@
 // The default (crossfit) estimator against ground truth on the synthetic zoo (research/zoo.hpp), whose
 // truths come from the models' closed-form calibration maps, never from an estimator under test. Fixed
-// seeds; the full study with more data sets, n and K is experiments/accuracy (docs/validation.md, Section 7).
+// seeds; the full study with more data sets, n and K is experiments/accuracy (docs/validation.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,7 +114,7 @@ class Accuracy : public testing::TestWithParam<Case> {};
 // 0.02 at K = 10 (the bounds) or 0.03 at K = 3 (CE_2 is the root of a quantity centred at 0, so
 // its noise floor is the root of a standard error, larger at small K).
 // Two models of the zoo fall short of 10%, and the test holds them to what was measured, so that a
-// regression still fails (docs/validation.md, Section 7.4, says why): the non-monotone wiggle at K = 10
+// regression still fails (docs/history.md, Section 7.4, says why): the non-monotone wiggle at K = 10
 // and the marginal view of the top-class-only map. (The full-matrix confusion at K = 10 read canonical
 // figures 16-17% short until the pilot gained its full-matrix candidate, 7.9.)
 double known_shortfall(const std::string& model, std::size_t k, CalibrationType type) {
@@ -162,7 +162,7 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, Accuracy, testing::ValuesIn(cases()), case_name);
 
-// At K = 100 (docs/validation.md, 7.10) a class has about 30 positives at n = 3,000. Two pilots carry the
+// At K = 100 (docs/history.md, 7.10) a class has about 30 positives at n = 3,000. Two pilots carry the
 // figures there: marginal's pilot pooled over the classes (mixing with the uniform read marginal CE_1 46%
 // low with a pilot per class), and the canonical candidate with per-class biases (class biases read
 // canonical CE_1 17% and CE_2 32% low without it). Each is held to 15% of the truth over 4 data sets (at
@@ -194,7 +194,7 @@ TEST(LargeK, PooledAndClassBiasPilotsHoldTheTruthAtK100) {
   }
 }
 
-// Exact zeros among the predictions (research::saturated; docs/validation.md, 7.12): softmax outputs
+// Exact zeros among the predictions (research::saturated; docs/history.md, 7.12): softmax outputs
 // truncated to their largest 4 of 10 classes. Where labels land on the zeros (mixing with the uniform, 0.01
 // each), canonical CE_1 read 99% low and marginal 61% (ecekde_accuracy saturated, 4 sets); the pilots'
 // saturated indicators and the corrections' floor took them to -19% and -15% there (mixing without zeros
@@ -250,13 +250,13 @@ TEST(Coverage, IntervalsCoverTheTruth) {
 // faults read these wrong while the continuous zoo above read right: the canonical pilot's top-label
 // feature carried each row's own label (canonical figures up to 5 times their truth), and a soft threshold on
 // the kernel correction shrank it by a term of the order of the standard error (p = 2 intervals covering
-// 72-88%); docs/validation.md, Section 7.8.
+// 72-88%); docs/history.md, Section 7.8.
 TEST(FewDistinctPredictions, MeanEstimatesAndIntervalsHoldTheTruth) {
   constexpr std::size_t kCellSets = 12, kCellN = 1000;
   using ecekde::research::CellModel;
   std::vector<std::pair<std::string, CellModel>> models;
   // A second draw of three shapes: with tied rows sharing a fold, which cells a draw put together moved
-  // these models' CE_1 by 10 to 40 points (docs/validation.md, 7.8).
+  // these models' CE_1 by 10 to 40 points (docs/history.md, 7.8).
   for (const auto& [cells, k, gamma, draws] : std::vector<std::tuple<std::size_t, std::size_t, double, std::size_t>>{
            {2, 2, 1.8, 1}, {3, 3, 1.8, 2}, {5, 3, 0.6, 2}, {4, 4, 1.8, 2}, {10, 3, 1.8, 1}, {3, 3, 1.0, 1}})
     for (std::size_t draw = 0; draw < draws; ++draw)

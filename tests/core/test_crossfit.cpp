@@ -633,7 +633,7 @@ TEST(Crossfit, PooledPilotWithClassInterceptsIsKeptWhereClassesAreShifted) {
   EXPECT_EQ(run(d, options(CalibrationType::marginal, std::nullopt, 1)).pilot, "pooled-intercepts");
 }
 
-// A map with a jump (docs/validation.md, 7.14): scores uniform on (0, 1), labels from q = 0.3 below 0.5 and
+// A map with a jump (docs/history.md, 7.14): scores uniform on (0, 1), labels from q = 0.3 below 0.5 and
 // 0.9 above. The smooth pilot rose by 0.08 between the scores within 0.05 below and above the jump (0.57
 // with the step), and CE_2^2 read 9% low at this n (19% at n = 1,000), its intervals holding the truth in
 // 2 of 6 data sets; the step candidate finds the jump and is kept (here -3%). The truth is each data set's
@@ -701,7 +701,7 @@ TEST(Crossfit, ATopClassBiasPilotIsKeptWhereConfidenceDependsOnTheClass) {
   }
 }
 
-// Saturated probabilities (docs/validation.md, 7.12): predictions truncated to their two largest classes,
+// Saturated probabilities (docs/history.md, 7.12): predictions truncated to their two largest classes,
 // with labels from q = 0.88 f + 0.02, so that a class of f_c = 0 is the label 2% of the time. The pilots
 // give those classes the level their labels show through the saturated indicators, and the canonical
 // corrections read the zeros at 1e-12. Before, a zero's offset sat at log 1e-308: marginal's pilots put

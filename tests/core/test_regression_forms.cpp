@@ -179,7 +179,7 @@ TEST(LooRegression, GridScoresMatchOracleBrierScore) {
     for (std::size_t i = 0; i < s.grid.size(); ++i) {
       double want = 0;
       for (const Problem& p : problems_of(data, type)) want -= brier(p, s.grid[i], all_rows(data.n));
-      // the README's accuracy: the kernel's log-scores are O(1/h), so input rounding grows like 1/h
+      // the accuracy of docs/estimator.md (Numerical rules): the kernel's log-scores are O(1/h), so input rounding grows like 1/h
       const double tolerance = (1e-12 + 2e-16 / s.grid[i]) * std::max(1.0, std::fabs(want));
       EXPECT_NEAR(s.score[i], want, tolerance) << to_string(type) << " h=" << s.grid[i];
     }

@@ -30,7 +30,7 @@ std::vector<double> residual_grid();
 // small and rarely flips that sign, and a real one loses only O(1/N). The soft threshold delta - s biased g
 // towards the pilot by O(N^-1/2), the order of the standard error: with few distinct predictions, where the
 // pilot cannot follow the cells, p = 2 intervals covered 72-88%; a hard threshold (delta kept whole) cost
-// CE_1 instead (docs/validation.md, 7.8).
+// CE_1 instead (docs/history.md, 7.8).
 struct Corrected {
   std::vector<double> g, neighbours;
   std::vector<std::size_t> self;  // sorted position of each evaluated row

@@ -53,7 +53,7 @@ std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta
 
 // ---- pooled-beta and pooled-intercepts (family_pooled.cpp)
 
-// Marginal's pooled pilot (docs/validation.md, 7.10): one Beta map with its spline, fitted on the (row,
+// Marginal's pooled pilot (docs/history.md, 7.10): one Beta map with its spline, fitted on the (row,
 // class) pairs of every class at once, with the same folds (a pair takes its row's fold, so no row's
 // label reaches its own pilot through another class). At large K a class has few positives (30 at
 // n = 3,000, K = 100), too few for its own parameters; when the classes share a miscalibration the pooled
@@ -85,7 +85,7 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
 // out, times the number of pairs it stands for: the sum over the pairs estimates the sum over all n K.
 double pooled_pair_loss(const Problem& pairs, std::size_t i, double stride);
 
-// Class pr's pilot from the pooled map plus an intercept of the class's own (docs/validation.md, 7.12): in
+// Class pr's pilot from the pooled map plus an intercept of the class's own (docs/history.md, 7.12): in
 // fold f, logit pi_j = the pooled map's log-odds at s_j under fold f's parameters + b_f, b_f fitted on the
 // class's training rows of fold f with those log-odds as offsets; each row's pilot is its fold's. A class
 // has one parameter here instead of its own map's eight, so a per-class shift (class biases, label shift)

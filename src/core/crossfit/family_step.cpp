@@ -69,7 +69,7 @@ struct ByScore {
   }
 };
 
-// The step candidate's threshold in fold f (docs/validation.md, 7.14): where the fold's smooth pilot
+// The step candidate's threshold in fold f (docs/history.md, 7.14): where the fold's smooth pilot
 // (theta under `beta`, fitted on the rows of the other folds) misses most. Over those rows in decreasing
 // logit s, U(t) = sum_{logit s > t} (b - pi) and V(t) = sum_{logit s > t} pi (1 - pi): U^2 / V is the score
 // statistic of a jump u [logit s > t] added to the smooth map. A smooth map that rounds a jump errs low on

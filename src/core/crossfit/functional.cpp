@@ -25,7 +25,7 @@ double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 // part is the row's effect on its neighbours' estimates (weight p - 1 from the influence function). For
 // p < 2 it is weighted as at p = 2, an upper bound: where g - f is within noise of 0 a neighbour's label
 // can flip its sign, a dependence between rows that the linear influence term misses (at p = 1 it would
-// vanish); docs/validation.md, 7.5, measured p = 1 coverage of 87-91% without this and 96-99% with it.
+// vanish); docs/history.md, 7.5, measured p = 1 coverage of 87-91% without this and 96-99% with it.
 void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::span<double> term,
                    std::span<double> influence) {
   const LabelledPoints& lp = *pr.lp;

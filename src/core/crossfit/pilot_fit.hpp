@@ -53,7 +53,7 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
 // at least 1e-3 of it. The fits minimise a mean log-loss whose curvature is about pi per row, so a fixed
 // ridge shrank a rare class's map towards f, the identity: on an ImageNet-shaped model (K = 1,000, the
 // pooled fit on every pair, pi = 1 / K) marginal CE_2^2 read 39% low with it and 18% low with a ridge
-// 1,000 times smaller (docs/validation.md, 7.11). The floor keeps a class without positives finite.
+// 1,000 times smaller (docs/history.md, 7.11). The floor keeps a class without positives finite.
 double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<const std::size_t> rows,
                      Communicator* ranks);
 

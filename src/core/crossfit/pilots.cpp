@@ -29,18 +29,18 @@ namespace ecekde::detail {
 namespace {
 
 // The canonical pilot's per-class biases: always up to kMaxClassBiases classes; up to kMaxBiasCandidate a
-// pilot without them and one with them are both fitted and the better kept (docs/validation.md, 7.10): at
+// pilot without them and one with them are both fitted and the better kept (docs/history.md, 7.10): at
 // K = 100, n = 3,000, 100 biases fitted on 30 positives each flip the sign of small components where the
 // truth has no biases. Their Hessian costs K^2 / 2 products per row and Newton step.
 constexpr std::size_t kMaxClassBiases = 64;
 constexpr std::size_t kMaxBiasCandidate = 128;
-// The canonical pilot's full-matrix candidate (docs/validation.md, 7.9): its ridge on W (mean log-loss
+// The canonical pilot's full-matrix candidate (docs/history.md, 7.9): its ridge on W (mean log-loss
 // scale), and the most classes it is tried for. Its Hessian costs K^4 / 2 products per row and Newton step:
 // at n = 10,000 it adds 17-20% to the estimate's time at K = 10 and 25-40% at K = 16 (7.15); at K = 12 a
 // random matrix map read canonical CE_2^2 21% low without it, its intervals missing the truth.
 constexpr double kMatrixPenalty = 3e-3;
 constexpr std::size_t kMaxMatrixClasses = 16;
-// The canonical pilot's top-class-bias candidate (docs/validation.md, 7.14, 7.16): the most classes it is
+// The canonical pilot's top-class-bias candidate (docs/history.md, 7.14, 7.16): the most classes it is
 // tried for, as for the class biases (with which it is fitted): those cost K^2 / 2 products per row and
 // Newton step, the top biases D + K (LogitDesign::top).
 constexpr std::size_t kMaxTopBiasClasses = kMaxBiasCandidate;

@@ -26,7 +26,7 @@ inline double logit(double s, double rest) { return safe_log(s, kFeatureFloor) -
 // outputs, a softmax that underflowed, a tree's pure leaf). Their logarithms say nothing about the map, the
 // floor is arbitrary, and a zero's offset sat at log 1e-308, so no pilot could give a class of f_c = 0 the
 // probability its labels show: canonical CE_1 read 99% low on a truncated softmax at K = 10
-// (docs/validation.md, 7.12). Where an input has any, its pilots set their level by indicators with
+// (docs/history.md, 7.12). Where an input has any, its pilots set their level by indicators with
 // parameters of their own (LogitSpline::saturated), floor their offsets at kFeatureFloor, and keep them out
 // of the spline.
 inline bool saturated(double v) { return v < kFeatureFloor; }
