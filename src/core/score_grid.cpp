@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <numeric>
 
 #include "core/messages.hpp"
 #include "core/score_tree.hpp"
@@ -109,6 +110,16 @@ struct Interpolant {
   }
 };
 
+// Positions 0..n-1 in increasing order of x, ties in increasing position: the order a walk takes its rows
+// in. A comparison sort, as the points of a level are few (the radix sort's buckets cost more there).
+std::vector<std::uint32_t> ascending(const double* x, std::size_t n) {
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [x](std::uint32_t a, std::uint32_t b) { return x[a] < x[b] || (x[a] == x[b] && a < b); });
+  return order;
+}
+std::vector<std::uint32_t> ascending(const std::vector<double>& x) { return ascending(x.data(), x.size()); }
+
 }  // namespace
 
 std::vector<std::uint32_t> ScoreTree::grid_order(const KernelPoints& rows) {
@@ -149,7 +160,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   std::vector<std::uint32_t> exact_rows;
   std::vector<Interval> open{{0, R, 0}};
   std::size_t points_used = 0;
-  std::vector<double> value(columns), point_l1;
+  std::vector<double> point_l1, row_error, own_w;
   while (!open.empty()) {
     WorkLedger::check(plan.control);
     // Each interval's points: one where its rows share one t, else kPoints then a - L and b + L.
@@ -193,7 +204,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
       at.x_t[P + k] = 1 - at.x_t[k];
     }
     std::vector<double> point_scale(P), point_sums(P * columns);
-    walk(expansion, at, std::vector<std::size_t>(P, n), request, walks, point_scale, point_sums, {});
+    walk(expansion, at, std::vector<std::size_t>(P, n), request, walks, point_scale, point_sums, ascending(point_t));
 
     std::vector<Interval> next;
     Interpolant in;
@@ -239,40 +250,43 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
           in.weight[k] = 1 / w;
         }
       }
+      // The interpolant at every row (into the outputs), then the own terms' exponentials in one call,
+      // then each row's test.
+      const std::size_t count = iv.end - iv.begin;
+      row_error.resize(count);
+      own_w.resize(count);
       bool halve = false;
-      const std::size_t kept = exact_rows.size();
-      for (std::size_t r = iv.begin; r < iv.end; ++r) {
-        const std::size_t j = by_t[r];
-        double error = 0;
-        const bool finite = in.at(t[j], columns, value.data(), error);
-        const double low = value[0] - error;
-        if (!finite || !(low > 0 && error <= 0.5 * tol * low)) {  // the interpolation itself fails
-          halve = true;
-          break;
-        }
-        const double row_scale = in.S + (t[j] - in.c) * in.u + ups[j];
-        const std::size_t own = own_of(j);
-        const double own_w = own < n ? std::exp(q * request.offsets[own] +
-                                                slope * (centres_.x(own, 0) * rows.log_x[2 * j] +
-                                                         centres_.x(own, 1) * rows.log_x[2 * j + 1]) -
-                                                row_scale)
-                                     : 0.0;
-        const double others_low = low - own_w;
-        const double sigma = std::expm1(std::fabs(ups[j]) * sigma_error) * 1.01 * value[0];
-        // At most kOwnShare of the sum may be the own term: its exponent's rounding (O(q / h) ulps, as the
-        // interpolant's) must not be magnified by cancelling against it.
-        if (!(own_w <= kOwnShare * value[0] && others_low > 0 && error + sigma <= tol * others_low)) {
-          exact_rows.push_back(static_cast<std::uint32_t>(j));  // its own term or sigma: summed exactly
-          continue;
-        }
-        scale[j] = row_scale;
+      for (std::size_t r = 0; r < count && !halve; ++r) {
+        const std::size_t j = by_t[iv.begin + r];
         double* out = sums.data() + j * columns;
-        out[0] = value[0] - own_w;
-        for (std::size_t l = 1; l < columns; ++l)
-          out[l] = value[l] - (own < n ? request.vt[(l - 1) * n + own] * own_w : 0.0);
+        const bool finite = in.at(t[j], columns, out, row_error[r]);
+        halve = !finite || !(out[0] - row_error[r] > 0 && row_error[r] <= 0.5 * tol * (out[0] - row_error[r]));
+        scale[j] = in.S + (t[j] - in.c) * in.u + ups[j];
+        const std::size_t own = own_of(j);
+        own_w[r] = own < n ? q * request.offsets[own] +
+                                 slope * (centres_.x(own, 0) * rows.log_x[2 * j] + centres_.x(own, 1) * rows.log_x[2 * j + 1]) -
+                                 scale[j]
+                           : -std::numeric_limits<double>::infinity();
       }
-      if (!halve) continue;
-      exact_rows.resize(kept);
+      if (!halve) {
+        plan.kernels->exp_shifted(own_w.data(), count, 0);
+        for (std::size_t r = 0; r < count; ++r) {
+          const std::size_t j = by_t[iv.begin + r], own = own_of(j);
+          double* out = sums.data() + j * columns;
+          const double others_low = out[0] - row_error[r] - own_w[r];
+          const double sigma = std::expm1(std::fabs(ups[j]) * sigma_error) * 1.01 * out[0];
+          // At most kOwnShare of the sum may be the own term: its exponent's rounding (O(q / h) ulps, as the
+          // interpolant's) must not be magnified by cancelling against it.
+          if (!(own_w[r] <= kOwnShare * out[0] && others_low > 0 && row_error[r] + sigma <= tol * others_low)) {
+            exact_rows.push_back(static_cast<std::uint32_t>(j));  // its own term or sigma: summed exactly
+            continue;
+          }
+          out[0] -= own_w[r];
+          for (std::size_t l = 1; l < columns; ++l)
+            if (own < n) out[l] -= request.vt[(l - 1) * n + own] * own_w[r];
+        }
+        continue;
+      }
       // Halve at the middle t (its rows split there); an interval that cannot be split is summed exactly.
       const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], mid = a + 0.5 * (b - a);
       const auto first = by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin);
@@ -306,7 +320,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
       own[e] = std::min(own_of(j), n);
     }
     std::vector<double> some_scale(E), some_sums(E * columns);
-    walk(expansion, some, own, request, walks, some_scale, some_sums, {});
+    walk(expansion, some, own, request, walks, some_scale, some_sums, ascending(some.x_t.data(), E));
     for (std::size_t e = 0; e < E; ++e) {
       const std::size_t j = exact_rows[e];
       scale[j] = some_scale[e];
