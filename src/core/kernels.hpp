@@ -8,6 +8,9 @@
 
 namespace ecekde::detail {
 
+/// The most points TileKernels::interpolate takes.
+inline constexpr std::size_t kMostInterpolationPoints = 32;
+
 struct TileKernels {
   const char* isa;  // "avx512", "avx2" or "baseline"
 
@@ -55,6 +58,12 @@ struct TileKernels {
   void (*row_dots)(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
                    std::size_t ldx, std::size_t depth, double* out);
 
+
+  /// Barycentric interpolation from `points` (at most kMostInterpolationPoints) values: for r < n and
+  /// l < columns, out[l*n + r] = sum_k c_k g[l*points + k] / sum_k c_k with c_k = weight[k] / (x[r] - t[k]),
+  /// and product[r] = prod_k |x[r] - t[k]| unit. Where x[r] is a point the quotient is not finite.
+  void (*interpolate)(const double* x, std::size_t n, const double* t, const double* weight, std::size_t points,
+                      double unit, const double* g, std::size_t columns, double* out, double* product);
 
   /// For every copy b < copies and class l < classes: acc[(b*classes + l)*16 + q] += the sum of wt[c*16 + q]
   /// (a tile of 16 rows, transposed) over the centres c = order[b*cols + i] for starts[b*(classes+1) + l]

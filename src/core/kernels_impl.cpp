@@ -404,6 +404,34 @@ void sum_and_squares(const double* x, std::size_t n, double* sum, double* square
   *squares += b;
 }
 
+void interpolate(const double* x, std::size_t n, const double* t, const double* weight, std::size_t points,
+                 double unit, const double* g, std::size_t columns, double* out, double* product) {
+  // Rows in the lanes, so that every operation is a vector one and nothing is reduced across lanes.
+  v8 c[kMostInterpolationPoints];
+  for (std::size_t r = 0; r < n; r += W) {
+    const std::size_t lanes = std::min(W, n - r);
+    alignas(64) double xs[W];
+    for (std::size_t q = 0; q < W; ++q) xs[q] = x[r + (q < lanes ? q : 0)];  // the tail repeats a row
+    const v8 xv = load(xs);
+    v8 den = {}, prod = splat(1.0);
+    for (std::size_t k = 0; k < points; ++k) {
+      const v8 d = xv - splat(t[k]);
+      c[k] = splat(weight[k]) / d;
+      den += c[k];
+      prod *= (d < 0 ? -d : d) * splat(unit);
+    }
+    alignas(64) double lane[W];
+    store(lane, prod);
+    std::copy_n(lane, lanes, product + r);
+    for (std::size_t l = 0; l < columns; ++l) {
+      v8 a = {};
+      for (std::size_t k = 0; k < points; ++k) a += c[k] * splat(g[l * points + k]);
+      store(lane, a / den);
+      std::copy_n(lane, lanes, out + l * n + r);
+    }
+  }
+}
+
 // log(1 + e) for 0 <= e <= 1 as 2 atanh(t), t = e / (2 + e) <= 1/3: the series 2 t sum_m t^2m / (2m + 1)
 // to m = 15 leaves out less than 2e-17 relative. Even and odd m in t^4 halve the dependency chain.
 [[gnu::always_inline]] inline v8 log1p8_unit(v8 e) {
@@ -507,7 +535,7 @@ TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
   return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum,
-                     sum_and_squares, softplus_sigmoid, scale, row_dots,
+                     sum_and_squares, softplus_sigmoid, scale, row_dots, interpolate,
                      class_run_sums, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }
 

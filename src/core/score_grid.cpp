@@ -80,33 +80,14 @@ struct Interpolant {
   std::vector<double> g;  // g[l * kPoints + k]
   double u = 0, c = 0, S = 0, unit = 0, remainder = 0, rounding = 0;
 
-  // The interpolated G_l / e^S at x (columns values) and E(x) / e^S; false where they are not finite.
-  bool at(double x, std::size_t columns, double* out, double& error) const {
-    if (count == 1) {
-      std::copy_n(g.begin(), columns, out);
-      error = 0;
-      return true;
-    }
-    std::array<double, kPoints> c{};
-    double den = 0, product = 1;
-    for (std::size_t k = 0; k < kPoints; ++k) {
-      c[k] = weight[k] / (x - t[k]);
-      den += c[k];
-      product *= std::fabs(x - t[k]) * unit;
-    }
-    error = product * remainder + rounding;
-    if (!std::isfinite(den)) {  // x is a point (or between points that rounding merged)
-      for (std::size_t k = 0; k < kPoints; ++k)
-        if (x == t[k])
-          for (std::size_t l = 0; l < columns; ++l) out[l] = g[l * kPoints + k];
-      return std::any_of(t.begin(), t.end(), [x](double p) { return p == x; });
-    }
-    for (std::size_t l = 0; l < columns; ++l) {
-      double v = 0;
-      for (std::size_t k = 0; k < kPoints; ++k) v += c[k] * g[l * kPoints + k];
-      out[l] = v / den;
-    }
-    return std::isfinite(out[0]);
+  // G_l / e^S at x where x is one of the points (the interpolant's value there, exactly) and E(x) / e^S;
+  // false where it is not a point. TileKernels::interpolate serves every other x.
+  bool at_point(double x, std::size_t columns, double* out, double& error) const {
+    const std::size_t k = count == 1 ? 0 : static_cast<std::size_t>(std::find(t.begin(), t.end(), x) - t.begin());
+    if (k == kPoints) return false;
+    for (std::size_t l = 0; l < columns; ++l) out[l] = g[count == 1 ? l : l * kPoints + k];
+    error = count == 1 ? 0 : rounding;
+    return true;
   }
 };
 
@@ -160,7 +141,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   std::vector<std::uint32_t> exact_rows;
   std::vector<Interval> open{{0, R, 0}};
   std::size_t points_used = 0;
-  std::vector<double> point_l1, row_error, own_w;
+  std::vector<double> point_l1, row_error, own_w, row_t, values;
   while (!open.empty()) {
     WorkLedger::check(plan.control);
     // Each interval's points: one where its rows share one t, else kPoints then a - L and b + L.
@@ -207,6 +188,20 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
     walk(expansion, at, std::vector<std::size_t>(P, n), request, walks, point_scale, point_sums, ascending(point_t));
 
     std::vector<Interval> next;
+    // Halves an interval at its middle t (its rows split there); one that cannot be split is summed exactly.
+    auto halve_interval = [&](const Interval& iv) {
+      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], mid = a + 0.5 * (b - a);
+      const auto first = by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin);
+      const auto last = by_t.begin() + static_cast<std::ptrdiff_t>(iv.end);
+      const auto split = static_cast<std::size_t>(
+          std::partition_point(first, last, [&](std::uint32_t j) { return t[j] <= mid; }) - by_t.begin());
+      if (iv.depth >= kMaxDepth || split == iv.begin || split == iv.end) {
+        exact_rows.insert(exact_rows.end(), first, last);
+        return;
+      }
+      next.push_back({iv.begin, split, iv.depth + 1});
+      next.push_back({split, iv.end, iv.depth + 1});
+    };
     Interpolant in;
     in.g.resize(columns * kPoints);
     for (std::size_t v = 0; v < open.size(); ++v) {
@@ -255,11 +250,28 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
       const std::size_t count = iv.end - iv.begin;
       row_error.resize(count);
       own_w.resize(count);
+      row_t.resize(count);
+      values.resize(count * columns);
+      for (std::size_t r = 0; r < count; ++r) row_t[r] = t[by_t[iv.begin + r]];
+      // An interval whose bound at its worst (the product at Chebyshev points is at most 2) exceeds the
+      // tolerance of half its smallest value at the points is halved before its rows are interpolated:
+      // most intervals of the first levels are, and each level would otherwise take every row again.
+      if (in.count > 1 &&
+          2.02 * in.remainder + in.rounding > 0.25 * tol * *std::min_element(in.g.begin(), in.g.begin() + kPoints)) {
+        halve_interval(iv);
+        continue;
+      }
+      if (in.count > 1)
+        plan.kernels->interpolate(row_t.data(), count, in.t.data(), in.weight.data(), kPoints, in.unit, in.g.data(),
+                                  columns, values.data(), row_error.data());
       bool halve = false;
       for (std::size_t r = 0; r < count && !halve; ++r) {
         const std::size_t j = by_t[iv.begin + r];
         double* out = sums.data() + j * columns;
-        const bool finite = in.at(t[j], columns, out, row_error[r]);
+        for (std::size_t l = 0; l < columns; ++l) out[l] = values[l * count + r];
+        row_error[r] = row_error[r] * in.remainder + in.rounding;
+        // A row at a point (where the kernel's quotient is not finite) and a shared t: from the point.
+        const bool finite = (in.count > 1 && std::isfinite(out[0])) || in.at_point(row_t[r], columns, out, row_error[r]);
         halve = !finite || !(out[0] - row_error[r] > 0 && row_error[r] <= 0.5 * tol * (out[0] - row_error[r]));
         scale[j] = in.S + (t[j] - in.c) * in.u + ups[j];
         const std::size_t own = own_of(j);
@@ -287,18 +299,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
         }
         continue;
       }
-      // Halve at the middle t (its rows split there); an interval that cannot be split is summed exactly.
-      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], mid = a + 0.5 * (b - a);
-      const auto first = by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin);
-      const auto split = static_cast<std::size_t>(
-          std::partition_point(first, by_t.begin() + static_cast<std::ptrdiff_t>(iv.end),
-                               [&](std::uint32_t j) { return t[j] <= mid; }) - by_t.begin());
-      if (iv.depth >= kMaxDepth || split == iv.begin || split == iv.end) {
-        exact_rows.insert(exact_rows.end(), first, by_t.begin() + static_cast<std::ptrdiff_t>(iv.end));
-        continue;
-      }
-      next.push_back({iv.begin, split, iv.depth + 1});
-      next.push_back({split, iv.end, iv.depth + 1});
+      halve_interval(iv);
     }
     open = std::move(next);
   }
