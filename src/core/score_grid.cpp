@@ -5,8 +5,8 @@
 // sigma_i = s_i + r_i = 1, its sums are e^{ups_j} (F_l(t_j) - own term), where
 //   F_l(t) = sum_i V_il e^{q a_i} e^{t s_i}      (V_i0 = 1: the weights)
 // is a sum of exponentials in t with rates s_i in [0, 1]: a function of one variable, however many rows.
-// The rows are sorted by t and cut into intervals [a, b]. On each, G_l(t) = F_l(t) e^{-t u} (u: the
-// interval's mean slope of log F_0) is interpolated at kPoints Chebyshev points, where the tree's walk gives
+// The rows are sorted by t and cut into intervals [a, b]. On each, G_l(t) = F_l(t) e^{-(t - c) u} (c its
+// middle, u its mean slope of log F_0) is interpolated at kPoints Chebyshev points, where the tree's walk gives
 // F_l exactly (to its 4e-16); the row's own centre is then subtracted exactly.
 //
 // The bound needs nothing about where the centres lie. With c_i = e^{q a_i} and P = kPoints even,
@@ -18,16 +18,15 @@
 // two more exact sums per interval; at Chebyshev points |prod_k (t - t_k)| <= 2 ((b - a) / 4)^P, and with
 // L = kShift (b - a) and P = 16, E <= 2e-18 of that maximum. The product is taken at each row's t over
 // the points as the walk read them (within rounding of Chebyshev's, and exactly where the rows share one
-// t, which is then a point). Rounding
-// adds at most kRoundingUnits ulps of the largest G_0 at the points, and sigma_i = 1 a relative
-// |ups_j| max_i |sigma_i - 1|. A row is taken from its interval when these, in all, are at most
-// kGridTolerance of the weight sum over the other centres (bounded below by the interpolant less the
-// errors and the own term), and the own term is at most kOwnShare of the sum: each sum then errs by at
-// most kGridTolerance max_i |V_il| times that weight sum, each kernel average by at most kGridTolerance
-// max_i |V_il|, besides the rounding of the exponents (O(q / h) ulps) that bounds any sum in double. An interval with a row whose
-// interpolation alone fails (at half the tolerance) is halved; a row that fails through its own term (a
-// row alone in its neighbourhood) or sigma is summed exactly by the walk, as are the rows of intervals
-// that would take more points than rows.
+// t, which is then a point). Rounding adds at most kRoundingUnits ulps of the largest G_0 at the points,
+// and sigma_i = 1 a relative |ups_j| max_i |sigma_i - 1|. A row is taken from its interval when these, in
+// all, are at most kGridTolerance of the weight sum over the other centres (bounded below by the
+// interpolant less the errors and the own term), and the own term is at most kOwnShare of the sum: each
+// sum then errs by at most kGridTolerance max_i |V_il| times that weight sum, each kernel average by at
+// most kGridTolerance max_i |V_il|, besides the rounding of the exponents (O(q / h) ulps) that bounds any
+// sum in double. An interval with a row whose interpolation alone fails (at half the tolerance) is halved;
+// a row that fails through its own term (a row alone in its neighbourhood) or sigma is summed exactly by
+// the walk, as are the rows of intervals that would take more points than rows.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -72,8 +71,8 @@ struct Interval {
 };
 
 // The interpolant of one interval: G_l / e^S at its points (column-major), with G_l = F_l e^{-(t - c) u}
-// for its middle c, the points' t and barycentric weights, u, c, S, and E(t) / e^S less the product (`remainder`, in the product's units `unit`^-P) and the
-// rounding term (`rounding`).
+// for its middle c, the points' t and barycentric weights, u, c, S, and E(t) / e^S less the product
+// (`remainder`, in the product's units `unit`^-P) and the rounding term (`rounding`).
 struct Interpolant {
   std::size_t count = 0;  // 1: the rows share one t, a point whose sums are exact; else kPoints (+ 2 ends)
   std::array<double, kPoints> t{}, weight{};
@@ -96,7 +95,8 @@ struct Interpolant {
 std::vector<std::uint32_t> ascending(const double* x, std::size_t n) {
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [x](std::uint32_t a, std::uint32_t b) { return x[a] < x[b] || (x[a] == x[b] && a < b); });
+  std::sort(order.begin(), order.end(),
+            [x](std::uint32_t a, std::uint32_t b) { return x[a] < x[b] || (x[a] == x[b] && a < b); });
   return order;
 }
 std::vector<std::uint32_t> ascending(const std::vector<double>& x) { return ascending(x.data(), x.size()); }
@@ -271,13 +271,14 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
         for (std::size_t l = 0; l < columns; ++l) out[l] = values[l * count + r];
         row_error[r] = row_error[r] * in.remainder + in.rounding;
         // A row at a point (where the kernel's quotient is not finite) and a shared t: from the point.
-        const bool finite = (in.count > 1 && std::isfinite(out[0])) || in.at_point(row_t[r], columns, out, row_error[r]);
+        const bool finite =
+            (in.count > 1 && std::isfinite(out[0])) || in.at_point(row_t[r], columns, out, row_error[r]);
         halve = !finite || !(out[0] - row_error[r] > 0 && row_error[r] <= 0.5 * tol * (out[0] - row_error[r]));
         scale[j] = in.S + (t[j] - in.c) * in.u + ups[j];
         const std::size_t own = own_of(j);
+        const double* log_row = rows.log_x.data() + 2 * j;
         own_w[r] = own < n ? q * request.offsets[own] +
-                                 slope * (centres_.x(own, 0) * rows.log_x[2 * j] + centres_.x(own, 1) * rows.log_x[2 * j + 1]) -
-                                 scale[j]
+                                 slope * (centres_.x(own, 0) * log_row[0] + centres_.x(own, 1) * log_row[1]) - scale[j]
                            : -std::numeric_limits<double>::infinity();
       }
       if (!halve) {

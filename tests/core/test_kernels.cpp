@@ -226,6 +226,59 @@ TEST(Kernels, SumAndSquaresAddThePlainSums) {
     }
 }
 
+// The interpolation kernel of the one-dimensional corrections (score_grid.cpp) against the barycentric
+// formula in long double, in every variant: row counts around the lane width (the tail repeats a row),
+// 1 to 32 points, 1 to 3 columns; and a row at a point gives a quotient that is not finite.
+TEST(Kernels, InterpolateIsThePlainBarycentricFormula) {
+  ecekde::Rng rng(13);
+  for (const TileKernels* kern : variants())
+    for (std::size_t points : {std::size_t{1}, std::size_t{2}, std::size_t{16}, ecekde::detail::kMostInterpolationPoints})
+      for (std::size_t columns : {1, 2, 3})
+        for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 17u}) {
+          std::vector<double> t(points), weight(points), g(points * columns), x(n);
+          for (std::size_t k = 0; k < points; ++k) {
+            t[k] = static_cast<double>(k) + 0.25 * rng.uniform();
+            weight[k] = 2 * rng.uniform() - 1;
+          }
+          for (double& v : g) v = std::exp(-3 * rng.uniform());
+          for (double& v : x) v = -1 + (static_cast<double>(points) + 1) * rng.uniform();
+          const double unit = 0.5;
+          std::vector<double> out(n * columns), product(n);
+          kern->interpolate(x.data(), n, t.data(), weight.data(), points, unit, g.data(), columns, out.data(),
+                            product.data());
+          for (std::size_t r = 0; r < n; ++r) {
+            long double den = 0, prod = 1;
+            std::vector<long double> num(columns, 0);
+            for (std::size_t k = 0; k < points; ++k) {
+              const long double c = weight[k] / (static_cast<long double>(x[r]) - t[k]);
+              den += c;
+              prod *= std::fabs(static_cast<long double>(x[r]) - t[k]) * unit;
+              for (std::size_t l = 0; l < columns; ++l) num[l] += c * g[l * points + k];
+            }
+            EXPECT_NEAR(product[r], static_cast<double>(prod), 1e-14 * static_cast<double>(prod)) << kern->isa;
+            for (std::size_t l = 0; l < columns; ++l) {
+              const double want = static_cast<double>(num[l] / den);
+              // the formula's own conditioning: the numerator's and the denominator's sums of |terms|
+              long double scale = 0, spread = 0;
+              for (std::size_t k = 0; k < points; ++k) {
+                const long double c = std::fabs(weight[k] / (static_cast<long double>(x[r]) - t[k]));
+                scale += c * g[l * points + k];
+                spread += c;
+              }
+              EXPECT_NEAR(out[l * n + r], want, 1e-14 * static_cast<double>((scale + std::fabs(want) * spread) / std::fabs(den)))
+                  << kern->isa << " points " << points << " columns " << columns << " n " << n << " row " << r;
+            }
+          }
+          if (n > 0) {  // a row at a point
+            x[0] = t[points / 2];
+            kern->interpolate(x.data(), n, t.data(), weight.data(), points, unit, g.data(), columns, out.data(),
+                              product.data());
+            EXPECT_FALSE(std::isfinite(out[0])) << kern->isa;
+            EXPECT_EQ(product[0], 0.0) << kern->isa;
+          }
+        }
+}
+
 TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
   for (const TileKernels* kern : variants()) check_dot<double>(*kern, kern->dot, kern->dot_add, 1000);
 }

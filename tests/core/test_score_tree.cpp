@@ -224,7 +224,8 @@ TEST(ScoreTree, InterpolatedSumsWithinTheirBound) {
             const double weights = want[0];
             // the bound, plus the rounding of the row's exponents (O(q / h)) as in the test above, in 16 ulps
             // (the interpolant adds its interval's exponents to the row's: two more roundings)
-            const double exponent = q * (largest_offset + (std::fabs(centres.log_x[2 * j]) + std::fabs(centres.log_x[2 * j + 1])) / h);
+            const double* log_row = centres.log_x.data() + 2 * j;
+            const double exponent = q * (largest_offset + (std::fabs(log_row[0]) + std::fabs(log_row[1])) / h);
             const double tolerance = ScoreTree::kGridTolerance + 1e-14 + 16 * 2.3e-16 * exponent;
             ASSERT_NEAR(got[0] * to_exact / weights, 1.0, tolerance) << "row " << j;
             for (std::size_t l = 0; l < depth; ++l)
