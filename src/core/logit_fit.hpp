@@ -1,5 +1,6 @@
 // Penalised multinomial logistic regression with offsets: the pilot recalibration maps of the cross-fit
-// estimator (crossfit.cpp). Small parameter counts only (a dense Hessian, solved by Cholesky).
+// estimator (their designs: crossfit/families.hpp; their cross-fitting: crossfit/pilot_fit.hpp). Small
+// parameter counts only (a dense Hessian, solved by Cholesky).
 #pragma once
 
 #include "ecekde/communicator.hpp"

@@ -1,7 +1,8 @@
 // estimate() when each rank holds only its own rows (ExecutionOptions::own_rows). The canonical estimate
 // runs its sweeps around the ring of ring.hpp: the paper's automatic bandwidth is the same search as alone
 // (search_bandwidth), each criterion value the sum over the ranks of their rows' log kernel sums, and the
-// crossfit estimator (crossfit.cpp) fits its pilots over every rank's rows and corrects on the ring.
+// crossfit estimator (its stages: crossfit.cpp; their ring variants: crossfit/on_ring.cpp) fits its
+// pilots over every rank's rows and corrects on the ring.
 // Marginal's ranks each own a share of the classes; top-label and binary gather their one-dimensional
 // problem (n values).
 #include "core/ring_estimate.hpp"

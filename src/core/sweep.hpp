@@ -70,7 +70,7 @@ struct SweepPlan {
   bool owned_problems = false;
   std::size_t record_bytes = kRecordBytes;  // split: row records combined per round (sweep_blocks)
   // Marginal's pooled pilot: at most about this many negative (row, class) pairs, a label-free sample
-  // above it (crossfit.cpp); tests lower it to reach the sampled fit at small n K.
+  // above it (crossfit/family_pooled.cpp); tests lower it to reach the sampled fit at small n K.
   std::size_t pooled_negatives = std::size_t{1} << 19;
   // Crossfit's pilot: empty, the family whose held-out log-loss is lowest (Result::pilot names it), or one
   // family by that name where it is offered (tests check each family's fits apart from the choice).

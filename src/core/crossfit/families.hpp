@@ -1,7 +1,8 @@
 // The pilot families (the estimator's stages: core/crossfit.cpp), a file each: a family is its design
 // (LogitDesign: each row's offsets and features), fitted on each fold's training rows and predicted at its
 // held-out rows by crossfit_pilot() (pilot_fit.hpp) unless it says otherwise. The registry (pilots.cpp)
-// lists the candidates and keeps the one of lowest held-out log-loss.
+// lists the candidates and keeps the one of lowest held-out log-loss; a one-dimensional family offers
+// itself there through the interface below (ScoreStage, OwnFit), a canonical one through its design.
 //   family_beta.cpp       beta: Beta calibration bent by a spline (a one-dimensional problem's own map)
 //   family_step.cpp       beta-step: the Beta map with a jump at a threshold found in each fold
 //   family_pooled.cpp     pooled-beta, pooled-intercepts: marginal's one map fitted on every class's pairs
@@ -21,9 +22,33 @@
 namespace ecekde::detail {
 
 struct RingLayout;
+struct PooledFit;
+
+// ---- the one-dimensional families' interface (their registry: pilots.cpp)
+
+// What a one-dimensional candidate is formed from, the same for each of its problems: how many there are
+// (one, or marginal's K), each input row's fold, the plan, how one problem's folds are run (on
+// `fold_threads`; split over `fold_ranks` where the ranks split the folds, not the problems) and
+// marginal's pooled fit (null for one problem).
+struct ScoreStage {
+  std::size_t problems;
+  const std::vector<std::size_t>& folds;
+  std::size_t fold_count;
+  const SweepPlan& plan;
+  int fold_threads;
+  Communicator* fold_ranks;
+  const PooledFit* pooled;
+};
+
+// One problem's own pilot (the beta family, pr.pilot): its Beta design (rows cached) and each fold's
+// parameters, which a candidate may start from.
+struct OwnFit {
+  const Problem& pr;
+  const LogitDesign& beta;
+  const std::vector<std::vector<double>>& theta;
+};
 
 // ---- beta (family_beta.cpp)
-
 
 // The spline in logit(s) of a one-dimensional problem, over its scores (no labels), those saturated left out
 // where `saturated` (any_saturated() over every problem whose pilots share parameters with this one's).
@@ -44,12 +69,9 @@ LogitDesign beta_design(const LabelledPoints& lp, std::shared_ptr<const LogitSpl
 // ---- beta-step (family_step.cpp)
 
 // The step candidate of a one-dimensional problem: its Beta pilot with a jump (step_design()), each fold's
-// at the threshold step_threshold() finds under that fold's smooth fit (`theta`, under `beta`, best with
-// its rows cached). Fitted and predicted as crossfit_pilot() does; nullopt where a fold has no threshold.
-std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta,
-                                      const std::vector<std::vector<double>>& theta,
-                                      const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
-                                      int threads, const RunControl* control, Communicator* comm);
+// at the threshold step_threshold() finds under that fold's smooth fit (own.theta under own.beta). Fitted
+// and predicted as crossfit_pilot() does; nullopt where a fold has no threshold.
+std::optional<Problem> step_candidate(const OwnFit& own, const ScoreStage& stage);
 
 // ---- pooled-beta and pooled-intercepts (family_pooled.cpp)
 
@@ -74,27 +96,31 @@ struct PooledPairs {
 // pairs kept about 500 of them at n = 10,000 and at n = 50,000 alike (K = 1,000).
 std::size_t pooled_stride(std::size_t n, std::size_t k, const SweepPlan& plan);
 
-// The pairs of the pooled fit, in class-then-row order: every positive one, and the negative ones whose
-// hash of (row, class) falls in one of pooled_stride() equal parts (all of them where that is 1). Where
-// each rank holds only its own classes' problems (owned), the ranks count and fill their classes' pairs
-// (with each pair's row, for its fold) and add up the rest. `saturated`: any_saturated() over every class.
-PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
-                         std::size_t n, const SweepPlan& plan, bool saturated);
+// The pooled fit: the Beta map cross-fitted on the pairs of the n rows' `problems` (`saturated`:
+// any_saturated() over every class), and each pair's -log of its held-out pilot at its label, with the
+// fit's sampling offset (log stride) taken back out, times the number of pairs it stands for: a class's
+// sum over its pairs estimates its sum over all n rows.
+struct PooledFit {
+  PooledPairs pairs;
+  std::vector<std::vector<double>> theta;  // each fold's parameters
+  std::vector<double> pair_loss;           // class-then-row order, as pairs.first
+};
 
-// A pair's -log of the pooled pilot at its label, with the fit's sampling offset (log stride) taken back
-// out, times the number of pairs it stands for: the sum over the pairs estimates the sum over all n K.
-double pooled_pair_loss(const Problem& pairs, std::size_t i, double stride);
+PooledFit fit_pooled(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
+                     std::size_t n, std::size_t fold_count, const SweepPlan& plan, bool saturated);
 
-// Class pr's pilot from the pooled map plus an intercept of the class's own (docs/history.md, 7.12): in
-// fold f, logit pi_j = the pooled map's log-odds at s_j under fold f's parameters + b_f, b_f fitted on the
-// class's training rows of fold f with those log-odds as offsets; each row's pilot is its fold's. A class
-// has one parameter here instead of its own map's eight, so a per-class shift (class biases, label shift)
-// is followed where the class's positives are too few for a map of its own. Returns the pilot (sorted
-// positions).
-std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& pooled,
-                                          const std::vector<std::vector<double>>& theta,
-                                          const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
-                                          const RunControl* control);
+// pooled-beta: class q's held-out log-loss, the sum of its pairs' pair_loss (read off the pooled fit, with
+// no pilot of the class's own), and its pilot, each row's under its fold's parameters.
+double pooled_beta_loss(std::size_t q, const ScoreStage& stage);
+void pooled_beta_pilot(Problem& pr, const ScoreStage& stage);
+
+// pooled-intercepts: a class's pilot from the pooled map plus an intercept of the class's own
+// (docs/history.md, 7.12): in fold f, logit pi_j = the pooled map's log-odds at s_j under fold f's
+// parameters + b_f, b_f fitted on the class's training rows of fold f with those log-odds as offsets; each
+// row's pilot is its fold's. A class has one parameter here instead of its own map's eight, so a per-class
+// shift (class biases, label shift) is followed where the class's positives are too few for a map of its
+// own.
+std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const ScoreStage& stage);
 
 // ---- the canonical designs (family_canonical.cpp)
 

@@ -16,12 +16,10 @@ namespace {
 
 constexpr std::uint64_t kPooledSeed = 0x706f6f6c6564ULL;
 
-}  // namespace
-
-std::size_t pooled_stride(std::size_t n, std::size_t k, const SweepPlan& plan) {
-  return std::max<std::size_t>(1, (n * (k - 1) + plan.pooled_negatives - 1) / plan.pooled_negatives);
-}
-
+// The pairs of the pooled fit, in class-then-row order: every positive one, and the negative ones whose
+// hash of (row, class) falls in one of pooled_stride() equal parts (all of them where that is 1). Where
+// each rank holds only its own classes' problems (owned), the ranks count and fill their classes' pairs
+// (with each pair's row, for its fold) and add up the rest. `saturated`: any_saturated() over every class.
 PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
                          std::size_t n, const SweepPlan& plan, bool saturated) {
   const std::size_t K = problems.size(), stride = pooled_stride(n, K, plan);
@@ -74,18 +72,50 @@ PooledPairs pooled_pairs(const std::vector<LabelledPoints>& problems, const std:
   return out;
 }
 
+// A pair's term of PooledFit::pair_loss (the pilot at sorted position i of the pairs' problem).
 double pooled_pair_loss(const Problem& pairs, std::size_t i, double stride) {
   const double sampled = pairs.pilot[i], scale = sampled + stride * (1 - sampled);
   return pairs.labels[i] ? -safe_log(sampled / scale, kLogFloor)
                          : stride * -safe_log(stride * (1 - sampled) / scale, kLogFloor);
 }
 
-std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& pooled,
-                                          const std::vector<std::vector<double>>& theta,
-                                          const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
-                                          const RunControl* control) {
+}  // namespace
+
+std::size_t pooled_stride(std::size_t n, std::size_t k, const SweepPlan& plan) {
+  return std::max<std::size_t>(1, (n * (k - 1) + plan.pooled_negatives - 1) / plan.pooled_negatives);
+}
+
+PooledFit fit_pooled(const std::vector<LabelledPoints>& problems, const std::vector<std::size_t>& folds,
+                     std::size_t n, std::size_t fold_count, const SweepPlan& plan, bool saturated) {
+  PooledFit out{pooled_pairs(problems, folds, n, plan, saturated), {}, {}};
+  const PooledPairs& pooled = out.pairs;
+  Problem pairs = make_problem(pooled.lp);
+  out.theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled.lp, pooled.spline, std::log(pooled.stride))),
+                             *plan.kernels, pooled.folds, fold_count, plan.threads, plan.control);
+  out.pair_loss.resize(pooled.lp.points.n);
+  for (std::size_t i = 0; i < out.pair_loss.size(); ++i)
+    out.pair_loss[pooled.lp.original[i]] = pooled_pair_loss(pairs, i, pooled.stride);
+  return out;
+}
+
+double pooled_beta_loss(std::size_t q, const ScoreStage& stage) {
+  const PooledFit& pooled = *stage.pooled;
+  double loss = 0;
+  for (std::size_t pair = pooled.pairs.first[q]; pair < pooled.pairs.first[q + 1]; ++pair)
+    loss += pooled.pair_loss[pair];
+  return loss;
+}
+
+void pooled_beta_pilot(Problem& pr, const ScoreStage& stage) {
+  predict_folds(pr, beta_design(*pr.lp, stage.pooled->pairs.spline), stage.pooled->theta, stage.folds);
+}
+
+std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const ScoreStage& stage) {
+  const Problem& pr = own.pr;
+  const LogitDesign pooled = beta_design(*pr.lp, stage.pooled->pairs.spline);
+  const std::vector<std::vector<double>>& theta = stage.pooled->theta;
   const std::size_t n = pr.lp->points.n;
-  const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
+  const FoldRows split = fold_rows(*pr.lp, stage.folds, theta.size());
   std::vector<std::size_t> every(n);
   std::iota(every.begin(), every.end(), std::size_t{0});
   std::vector<double> prob(2 * n), log_odds(n), pilot(n, 0.0);
@@ -102,11 +132,14 @@ std::vector<double> pooled_with_intercept(const Problem& pr, const LogitDesign& 
     for (std::size_t j = 0; j < n; ++j)
       log_odds[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
     const double lambda = pilot_penalty(pr, shifted, split.train[f], nullptr);
-    const double b =
-        split.train[f].empty() ? 0.0 : fit_logit(shifted, kernels, pr.labels, split.train[f], lambda, control)[0];
+    const double b = split.train[f].empty() ? 0.0
+                                            : fit_logit(shifted, *stage.plan.kernels, pr.labels, split.train[f],
+                                                        lambda, stage.plan.control)[0];
     for (std::size_t j : split.held_out[f]) pilot[j] = 1 / (1 + std::exp(-(log_odds[j] + b)));
   }
-  return pilot;
+  Problem candidate = make_problem(*pr.lp);
+  candidate.pilot = std::move(pilot);
+  return candidate;
 }
 
 }  // namespace ecekde::detail

@@ -127,26 +127,23 @@ std::optional<double> step_threshold(const ByScore& order, const LogitDesign& be
 
 }  // namespace
 
-std::optional<Problem> step_candidate(const Problem& pr, const LogitDesign& beta,
-                                      const std::vector<std::vector<double>>& theta,
-                                      const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels,
-                                      int threads, const RunControl* control, Communicator* comm) {
-  const LabelledPoints& lp = *pr.lp;
+std::optional<Problem> step_candidate(const OwnFit& own, const ScoreStage& stage) {
+  const LabelledPoints& lp = *own.pr.lp;
   const std::size_t n = lp.points.n;
   auto logits = std::make_shared<std::vector<double>>(n);
   for (std::size_t j = 0; j < n; ++j) (*logits)[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
-  const ByScore order(pr, *logits, fold_of_input);
+  const ByScore order(own.pr, *logits, stage.folds);
   std::vector<LogitDesign> designs;
-  for (std::size_t f = 0; f < theta.size(); ++f) {
-    const std::optional<double> at = step_threshold(order, beta, theta[f], f);
+  for (std::size_t f = 0; f < own.theta.size(); ++f) {
+    const std::optional<double> at = step_threshold(order, own.beta, own.theta[f], f);
     if (!at) return std::nullopt;
-    designs.push_back(step_design(beta, logits, *at));
+    designs.push_back(step_design(own.beta, logits, *at));
   }
   Problem candidate = make_problem(lp);
-  std::vector<double> start = theta[0];
+  std::vector<double> start = own.theta[0];
   start.push_back(0.0);  // the jump's parameter, the design's last feature
-  crossfit_pilot(candidate, FoldDesigns(std::move(designs)), kernels, fold_of_input, theta.size(), threads, control,
-                 comm, start);
+  crossfit_pilot(candidate, FoldDesigns(std::move(designs)), *stage.plan.kernels, stage.folds, own.theta.size(),
+                 stage.fold_threads, stage.plan.control, stage.fold_ranks, start);
   return candidate;
 }
 

@@ -3,15 +3,16 @@
 // held-out log-loss (each row's pilot fitted without its fold, so the loss is cross-validated). A family's
 // design (and its fit, where crossfit_pilot()'s is not enough) lives in a file of its own (families.hpp);
 // a canonical family is then one line of kCanonicalCandidates, a one-dimensional one a line of
-// select_score_pilots()' list.
+// kScoreCandidates.
 #include "core/crossfit/pilots.hpp"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include "core/crossfit.hpp"
@@ -132,49 +133,88 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
     if (candidate.offered(K)) keep_if_better(candidate.design(in.problems[0], in.pred, spline), candidate.name);
 }
 
-// The one-dimensional problems' pilots (one, or marginal's K).
+// The one-dimensional candidates beside each problem's own Beta map ("beta"), in the order they are
+// tried. A family formed from a problem's own fit (beside_own: its design and each fold's parameters) is
+// scored over the problem's rows, and its pilots are kept until the choice (such families are offered at
+// K <= kMaxBiasCandidate only). pooled-beta, offered at any K, has an interface of its own (from_pairs):
+// its loss is the pooled fit's over each class's pairs, known before any class's pilot is formed, and the
+// classes' pilots are predicted only where it is kept; under beside_own its K pilots would be held at once
+// beside the own ones (400 MB more at K = 1,000, n = 50,000).
+struct PairsReading {
+  double (*loss)(std::size_t q, const ScoreStage& stage);
+  void (*predict)(Problem& pr, const ScoreStage& stage);
+};
+
+struct ScoreCandidate {
+  const char* name;  // Result::pilot
+  bool (*offered)(const ScoreStage& stage);
+  std::optional<Problem> (*beside_own)(const OwnFit& own, const ScoreStage& stage);  // nullopt: the own map
+  PairsReading from_pairs;
+};
+
+constexpr ScoreCandidate kScoreCandidates[] = {
+    {"beta-step", [](const ScoreStage& stage) { return tries_steps(stage.problems); }, step_candidate, {}},
+    {"pooled-beta", [](const ScoreStage& stage) { return stage.pooled != nullptr; }, nullptr,
+     {pooled_beta_loss, pooled_beta_pilot}},
+    {"pooled-intercepts",
+     [](const ScoreStage& stage) { return stage.pooled && stage.problems <= kMaxBiasCandidate; },
+     pooled_intercepts_candidate, {}},
+};
+constexpr std::size_t kScoreCandidateCount = std::size(kScoreCandidates);
+
+// The held-out log-loss of problem q's pilot `pr` over the rows it is scored on: with a pooled fit, its
+// class's pairs (all its rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts
+// stride times), so that every candidate's sum is comparable with pooled-beta's; else all its rows.
+double scored_loss(const Problem& pr, std::size_t q, const ScoreStage& stage) {
+  double loss = 0;
+  if (const PooledFit* pooled = stage.pooled) {
+    for (std::size_t pair = pooled->pairs.first[q]; pair < pooled->pairs.first[q + 1]; ++pair) {
+      const std::size_t i = pooled->pairs.position[pair];
+      const double count = pr.labels[i] ? 1 : pooled->pairs.stride;
+      loss += count * pilot_log_loss(pr, i);
+    }
+  } else {
+    for (std::size_t i = 0; i < pr.labels.size(); ++i) loss += pilot_log_loss(pr, i);
+  }
+  return loss;
+}
+
+// The one-dimensional problems' pilots (one, or marginal's K): each problem's own Beta map, then the
+// candidates of kScoreCandidates that are offered, each problem's held-out log-loss under each summed over
+// the problems: the pilot of the lowest sum is every problem's. One choice for all classes, not one per
+// class: each choice reads the labels once, and K of them (each keeping the pilot that agrees better with
+// its class's labels) made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
 void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, const EstimateOptions& options,
                          const std::vector<std::size_t>& folds) {
   // One problem per task (marginal has K of them; one problem's folds are fitted on the threads instead);
   // each fit is serial, so the pilots do not depend on the thread count. Split across ranks, each rank
   // fits its share of the problems (marginal), or of the folds (one problem: its one task runs inline, on
   // the calling thread, as combining needs).
-  const std::size_t n = in.pred.n;
+  const std::size_t n = in.pred.n, count = problems.size();
   Communicator* comm = in.plan.communicator;
-  const bool by_problem = comm && problems.size() > 1;
-  const int fold_threads = problems.size() == 1 ? in.plan.threads : 1;
+  const bool by_problem = comm && count > 1;
   // One answer for every class: the pooled pilot's parameters are predicted at each class's rows.
   const bool saturated = any_saturated(in.problems, in.plan.owned_problems ? comm : nullptr);
-  const Share mine = share_of(problems.size(), by_problem ? comm : nullptr);
-  const double counted = static_cast<double>(problems.size()) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
-  WorkLedger::start(in.plan.control, own_pilots_work(problems.size(), n) + pooled_work(problems.size(), n, in.plan));
-  // Marginal: the pooled fit, the same on every rank (its pairs are every rank's), and each pair's
-  // -log of its held-out pooled pilot at its label.
-  std::optional<PooledPairs> pooled;
-  std::vector<std::vector<double>> pooled_theta;
-  std::vector<double> pair_loss;
-  if (problems.size() > 1) {
-    pooled = pooled_pairs(in.problems, folds, n, in.plan, saturated);
-    Problem pairs = make_problem(pooled->lp);
-    pooled_theta = crossfit_pilot(pairs, FoldDesigns(beta_design(pooled->lp, pooled->spline, std::log(pooled->stride))),
-                                  *in.plan.kernels, pooled->folds, options.folds, in.plan.threads, in.plan.control);
-    pair_loss.resize(pooled->lp.points.n);
-    for (std::size_t i = 0; i < pair_loss.size(); ++i)
-      pair_loss[pooled->lp.original[i]] = pooled_pair_loss(pairs, i, pooled->stride);
-    WorkLedger::done(in.plan.control, pooled_work(problems.size(), n, in.plan));
+  const Share mine = share_of(count, by_problem ? comm : nullptr);
+  const double counted = static_cast<double>(count) / static_cast<double>(std::max<std::size_t>(mine.size(), 1));
+  WorkLedger::start(in.plan.control, own_pilots_work(count, n) + pooled_work(count, n, in.plan));
+  // Marginal: the pooled fit, the same on every rank (its pairs are every rank's).
+  std::optional<PooledFit> pooled;
+  if (count > 1) {
+    pooled = fit_pooled(in.problems, folds, n, options.folds, in.plan, saturated);
+    WorkLedger::done(in.plan.control, pooled_work(count, n, in.plan));
   }
-  // The held-out log-loss of each class's own pilot, of the pooled one and (K <= kMaxBiasCandidate) of the
-  // pooled one with the class's intercept and of the class's own with a step over the class's pairs (all
-  // its rows where n (K - 1) <= plan.pooled_negatives; a sampled negative pair counts stride times; one
-  // problem: its rows), summed over the classes: the pilot of the lowest sum is every class's. Over the
-  // pairs, the pooled side is already known. One choice for all classes, not one per class: each choice
-  // reads the labels once, and K of them (each keeping the pilot that agrees better with its class's
-  // labels) made calibrated K = 100 models read marginal CE_1 = 0.048 instead of 0.012.
-  const bool intercepts = pooled && problems.size() <= kMaxBiasCandidate;
-  const bool steps = tries_steps(problems.size());
-  std::vector<double> own_loss(problems.size(), 0.0), pooled_loss(problems.size(), 0.0),
-      intercept_loss(problems.size(), 0.0), step_loss(problems.size(), 0.0);
-  std::vector<std::vector<double>> with_intercept(problems.size()), with_step(problems.size());
+  const ScoreStage stage{count, folds, options.folds, in.plan, count == 1 ? in.plan.threads : 1,
+                         by_problem ? nullptr : comm, pooled ? &*pooled : nullptr};
+  std::array<bool, kScoreCandidateCount> offered{};
+  for (std::size_t c = 0; c < kScoreCandidateCount; ++c) offered[c] = kScoreCandidates[c].offered(stage);
+  std::vector<double> own_loss(count, 0.0);
+  std::array<std::vector<double>, kScoreCandidateCount> loss;
+  std::array<std::vector<std::vector<double>>, kScoreCandidateCount> formed;  // beside_own's pilots
+  for (std::size_t c = 0; c < kScoreCandidateCount; ++c) {
+    loss[c].assign(count, 0.0);
+    if (offered[c] && kScoreCandidates[c].beside_own) formed[c].resize(count);
+  }
   parallel_for(
       mine.size(), in.plan.threads,
       [&](std::size_t own, int) {
@@ -182,65 +222,50 @@ void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, con
         Problem& pr = problems[q];
         LogitDesign beta = beta_design(*pr.lp, score_spline(*pr.lp, saturated));
         cache_rows(beta, n, kMaxCachedDesign);  // read by the fits, the step's threshold and its design
-        Communicator* fold_ranks = by_problem ? nullptr : comm;
-        const std::vector<std::vector<double>> theta = crossfit_pilot(
-            pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, fold_threads, in.plan.control, fold_ranks);
-        std::optional<Problem> shifted, stepped;
-        if (intercepts) {
-          shifted = make_problem(*pr.lp);
-          shifted->pilot = pooled_with_intercept(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds,
-                                                 *in.plan.kernels, in.plan.control);
+        const std::vector<std::vector<double>> theta =
+            crossfit_pilot(pr, FoldDesigns(beta), *in.plan.kernels, folds, options.folds, stage.fold_threads,
+                           in.plan.control, stage.fold_ranks);
+        own_loss[q] = scored_loss(pr, q, stage);
+        for (std::size_t c = 0; c < kScoreCandidateCount; ++c) {
+          const ScoreCandidate& candidate = kScoreCandidates[c];
+          if (!offered[c]) continue;
+          if (!candidate.beside_own) {
+            loss[c][q] = candidate.from_pairs.loss(q, stage);
+            continue;
+          }
+          std::optional<Problem> with_family = candidate.beside_own(OwnFit{pr, beta, theta}, stage);
+          loss[c][q] = with_family ? scored_loss(*with_family, q, stage) : own_loss[q];
+          if (with_family) formed[c][q] = std::move(with_family->pilot);
         }
-        if (steps)
-          stepped = step_candidate(pr, beta, theta, folds, *in.plan.kernels, fold_threads, in.plan.control,
-                                   fold_ranks);
-        const Problem& with_jump = stepped ? *stepped : pr;  // no threshold: the step candidate is the own map
-        for (std::size_t pair = pooled ? pooled->first[q] : 0; pooled && pair < pooled->first[q + 1]; ++pair) {
-          const std::size_t i = pooled->position[pair];
-          const double count = pr.labels[i] ? 1 : pooled->stride;
-          own_loss[q] += count * pilot_log_loss(pr, i);
-          pooled_loss[q] += pair_loss[pair];
-          if (shifted) intercept_loss[q] += count * pilot_log_loss(*shifted, i);
-          step_loss[q] += count * pilot_log_loss(with_jump, i);
-        }
-        for (std::size_t i = 0; !pooled && i < n; ++i) {
-          own_loss[q] += pilot_log_loss(pr, i);
-          step_loss[q] += pilot_log_loss(with_jump, i);
-        }
-        if (shifted) with_intercept[q] = std::move(shifted->pilot);
-        if (stepped) with_step[q] = std::move(stepped->pilot);
-        WorkLedger::done(in.plan.control, own_pilots_work(problems.size(), n) / static_cast<double>(problems.size()) * counted);
+        WorkLedger::done(in.plan.control, own_pilots_work(count, n) / static_cast<double>(count) * counted);
       },
       in.plan.control);
-  if (by_problem)
-    for (std::vector<double>* loss : {&own_loss, &pooled_loss, &intercept_loss, &step_loss})
-      combine_shares(comm, *loss);
-  auto total = [](const std::vector<double>& loss) { return std::accumulate(loss.begin(), loss.end(), 0.0); };
-  // The candidates in turn, each kept where its sum is lower than every one before it.
-  enum class Pilot { own, step, pooled, intercepts } kept = Pilot::own;
-  const char* kept_name = problems[0].map;  // the own maps'
+  if (by_problem) {
+    combine_shares(comm, own_loss);
+    for (std::vector<double>& candidate_loss : loss) combine_shares(comm, candidate_loss);
+  }
+  auto total = [](const std::vector<double>& terms) { return std::accumulate(terms.begin(), terms.end(), 0.0); };
+  // The candidates in turn, each kept where its sum is lower than every one before it (or by its name,
+  // where the plan names one).
+  std::optional<std::size_t> kept;
   double lowest = total(own_loss);
   const std::string_view forced = in.plan.pilot;
-  for (const auto& [candidate, name, offered, loss] :
-       {std::tuple{Pilot::step, "beta-step", steps, &step_loss},
-        std::tuple{Pilot::pooled, "pooled-beta", pooled.has_value(), &pooled_loss},
-        std::tuple{Pilot::intercepts, "pooled-intercepts", intercepts, &intercept_loss}})
-    if (offered && (forced.empty() ? total(*loss) < lowest : forced == name))
-      kept = candidate, kept_name = name, lowest = total(*loss);
-  if (kept == Pilot::step) {
-    for (std::size_t q = mine.begin; q < mine.end; ++q)
-      if (!with_step[q].empty()) problems[q].pilot = std::move(with_step[q]);
-  } else if (kept == Pilot::intercepts) {
-    for (std::size_t q = mine.begin; q < mine.end; ++q) problems[q].pilot = std::move(with_intercept[q]);
-  } else if (kept == Pilot::pooled) {
-    parallel_for(mine.size(), in.plan.threads, [&](std::size_t own, int) {
-      Problem& pr = problems[mine.begin + own];
-      predict_folds(pr, beta_design(*pr.lp, pooled->spline), pooled_theta, folds);
-    });
+  for (std::size_t c = 0; c < kScoreCandidateCount; ++c)
+    if (offered[c] && (forced.empty() ? total(loss[c]) < lowest : forced == kScoreCandidates[c].name))
+      kept = c, lowest = total(loss[c]);
+  if (kept) {
+    const ScoreCandidate& candidate = kScoreCandidates[*kept];
+    if (candidate.beside_own) {
+      for (std::size_t q = mine.begin; q < mine.end; ++q)
+        if (!formed[*kept][q].empty()) problems[q].pilot = std::move(formed[*kept][q]);
+    } else {
+      parallel_for(mine.size(), in.plan.threads,
+                   [&](std::size_t own, int) { candidate.from_pairs.predict(problems[mine.begin + own], stage); });
+    }
+    for (Problem& pr : problems) pr.map = candidate.name;
   }
-  for (Problem& pr : problems) pr.map = kept_name;
   if (by_problem && !in.plan.owned_problems)  // owned: each pilot stays with its problem's owner
-    for (std::size_t q = 0; q < problems.size(); ++q) {
+    for (std::size_t q = 0; q < count; ++q) {
       if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);
       combine_shares(comm, problems[q].pilot);
     }
