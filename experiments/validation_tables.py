@@ -43,7 +43,7 @@ SOURCES = {
     ACC + "rounded.csv": PY + "experiments/accuracy/rounded.py > " + ACC + "rounded.csv",
     "experiments/real/results/xe.csv": "experiments/real/run.sh",
     "experiments/real/results/kde_xe.csv": "experiments/real/run.sh",
-    "experiments/real/results/rescore.csv": "PYTHONPATH=build/python " + PY + "experiments/real/rescore.py",
+    "experiments/real/results/rescore.csv": PY + "experiments/real/rescore.py",
 }
 for seed in range(2, 6):
     SOURCES[f"{ACC}random_models_seed{seed}.csv"] = (
