@@ -179,7 +179,6 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
     std::vector<double> point_t(P);
     for (std::size_t k = 0; k < P; ++k) {
       at.log_x[2 * k] = point_l1[k];
-      at.log_x[2 * k + 1] = 0;
       point_t[k] = q * (at.log_x[2 * k] - at.log_x[2 * k + 1]) * request.inv_h;
       at.x_t[k] = 1 / (1 + std::exp(-at.log_x[2 * k]));
       at.x_t[P + k] = 1 - at.x_t[k];
@@ -307,20 +306,15 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
 
   if (!exact_rows.empty()) {  // the walk's exact sums for the rest, each with its own centre left out
     const std::size_t E = exact_rows.size();
-    KernelPoints some;
-    some.n = E;
-    some.dim = 2;
-    some.log_x.resize(2 * E);
-    some.x_t.resize(2 * E);
+    std::vector<double> x(2 * E);  // the rows' points, whose logarithms are the rows' own
     std::vector<std::size_t> own(E);
     for (std::size_t e = 0; e < E; ++e) {
       const std::size_t j = exact_rows[e];
-      some.log_x[2 * e] = rows.log_x[2 * j];
-      some.log_x[2 * e + 1] = rows.log_x[2 * j + 1];
-      some.x_t[e] = rows.x(j, 0);
-      some.x_t[E + e] = rows.x(j, 1);
+      x[2 * e] = rows.x(j, 0);
+      x[2 * e + 1] = rows.x(j, 1);
       own[e] = std::min(own_of(j), n);
     }
+    const KernelPoints some = KernelPoints::from_rows(x.data(), E, 2);
     std::vector<double> some_scale(E), some_sums(E * columns);
     walk(expansion, some, own, request, walks, some_scale, some_sums, ascending(some.x_t.data(), E));
     for (std::size_t e = 0; e < E; ++e) {
