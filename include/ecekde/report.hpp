@@ -30,6 +30,9 @@ struct Settings {
   std::size_t replicates = BootstrapOptions{}.replicates;  ///< B of every interval and test; 0 = none
   /// Largest paper_resampling_work() for which the paper's ECE^KDE gets its bootstrap and test.
   double paper_resampling_limit = 1e12;
+  /// Largest paper_search_work() for which the paper's bandwidth search averages its criterion over its
+  /// usual rows; beyond it, over paper_search_rows() of them.
+  double paper_search_limit = 1e9;
   double level = BootstrapOptions{}.level;
   std::uint64_t seed = BootstrapOptions{}.seed;
   std::size_t bins = *BinnedOptions{}.bins;  ///< bins of the top-label (and binary) binned estimates
@@ -69,6 +72,9 @@ struct KdeEntry {
   std::optional<Uncertainty> uncertainty;
   /// The bootstrap and test were not run: their paper_resampling_work(), above the settings' limit.
   std::optional<double> resampling_skipped;
+  /// The bandwidth search's full paper_search_work(), above the settings' limit: its criterion was averaged
+  /// over fewer rows (result.selection->rows).
+  std::optional<double> search_reduced;
 };
 
 struct BinnedEntry {
@@ -98,6 +104,20 @@ struct Report {
 /// add). Canonical: n^2 B K; marginal: K problems of 2 classes, 2 n^2 B K; top-label and binary:
 /// 2 n^2 B. Deterministic, so that a report has the same content on every machine.
 double paper_resampling_work(CalibrationType type, std::size_t n, std::size_t k, std::size_t replicates);
+
+/// The kernel sums per candidate bandwidth of the paper's bandwidth search when its criterion is averaged
+/// over `rows` rows, each against all n samples: rows n K for canonical and marginal (K problems of one
+/// class), rows n for top-label and binary.
+double paper_search_work(CalibrationType type, std::size_t n, std::size_t k, std::size_t rows);
+
+/// The fewest criterion rows paper_search_rows() gives: a likelihood mean over fewer would be noisy.
+inline constexpr std::size_t kMinPaperSearchRows = 1000;
+
+/// The rows the report's paper bandwidth search averages its criterion over: its usual min(n, max_rows)
+/// (BandwidthOptions) while their paper_search_work() is within settings.paper_search_limit; beyond it,
+/// the most rows whose work is within the limit, but at least kMinPaperSearchRows. Depends on n, K and
+/// the settings only, so that a report has the same content on every machine.
+std::size_t paper_search_rows(CalibrationType type, std::size_t n, std::size_t k, const Settings& settings);
 
 /// The KDE types the report runs for K columns: K = 1: binary; K = 2: all four; K > 2: all but binary.
 std::vector<CalibrationType> kde_types(std::size_t k);

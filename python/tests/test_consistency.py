@@ -226,8 +226,8 @@ def test_every_report_option_gives_the_same_report_from_python_and_the_cli(small
     and plots); generated from the report's option table, each option set to its example value."""
     probs, labels, pp, lp = small_files
     options = ecekde._ecekde._options("report")
-    assert {"p", "replicates", "paper_resampling_limit", "level", "seed", "bins", "classes", "renormalize",
-            "threads", "own_rows"} == \
+    assert {"p", "replicates", "paper_resampling_limit", "paper_search_limit", "level", "seed", "bins", "classes",
+            "renormalize", "threads", "own_rows"} == \
         {o["name"] for o in options}
     for option in options:
         settings = {"replicates": 5, option["name"]: option["example"]}

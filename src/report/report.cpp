@@ -34,6 +34,28 @@ double paper_resampling_work(CalibrationType type, std::size_t n, std::size_t k,
   return 0;
 }
 
+namespace {
+
+// The rows a bandwidth search averages its criterion over by default.
+std::size_t usual_search_rows(std::size_t n) {
+  const std::size_t max_rows = BandwidthOptions{}.max_rows;
+  return max_rows == 0 ? n : std::min(n, max_rows);
+}
+
+}  // namespace
+
+double paper_search_work(CalibrationType type, std::size_t n, std::size_t k, std::size_t rows) {
+  const double classes = type == CalibrationType::canonical || type == CalibrationType::marginal ? static_cast<double>(k) : 1;
+  return static_cast<double>(rows) * static_cast<double>(n) * classes;
+}
+
+std::size_t paper_search_rows(CalibrationType type, std::size_t n, std::size_t k, const Settings& s) {
+  const std::size_t usual = usual_search_rows(n);
+  if (paper_search_work(type, n, k, usual) <= s.paper_search_limit) return usual;
+  const double affordable = std::floor(s.paper_search_limit / paper_search_work(type, n, k, 1));
+  return std::min(usual, std::max(kMinPaperSearchRows, static_cast<std::size_t>(affordable)));
+}
+
 std::vector<BinnedOptions> binned_plan(std::size_t k, const Settings& s) {
   const CalibrationType one_d = k == 1 ? CalibrationType::binary : CalibrationType::top_label;
   auto make = [&](CalibrationType type, Binning binning, std::optional<std::size_t> bins, BinnedForm form, bool maximum) {
@@ -170,9 +192,13 @@ KdeEntry kde_entry(ProbsView probs, LabelsView labels, std::size_t n, Calibratio
   o.type = type;
   o.p = s.p;
   o.execution = execution_of(s);
-  if (!resamples_paper(type, n, probs.cols(), s)) {
-    KdeEntry e{estimate(probs, labels, o), std::nullopt, std::nullopt};
-    if (s.replicates > 0) e.resampling_skipped = paper_resampling_work(type, n, probs.cols(), s.replicates);
+  const std::size_t k = probs.cols(), usual = usual_search_rows(n), search_rows = paper_search_rows(type, n, k, s);
+  o.bandwidth_selection.max_rows = search_rows;
+  std::optional<double> search_reduced;
+  if (search_rows < usual) search_reduced = paper_search_work(type, n, k, usual);
+  if (!resamples_paper(type, n, k, s)) {
+    KdeEntry e{estimate(probs, labels, o), std::nullopt, std::nullopt, search_reduced};
+    if (s.replicates > 0) e.resampling_skipped = paper_resampling_work(type, n, k, s.replicates);
     return e;
   }
   const KdeBootstrap boot = bootstrap_kde(probs, labels, o, bootstrap_options(s));
@@ -182,7 +208,7 @@ KdeEntry kde_entry(ProbsView probs, LabelsView labels, std::size_t n, Calibratio
   return {boot.result,
           Uncertainty{boot.ce_pow_p.lower, boot.ce_pow_p.upper, boot.ce.lower, boot.ce.upper, test.statistic,
                       test.p_value},
-          std::nullopt};
+          std::nullopt, search_reduced};
 }
 
 // own: the ranks' own rows, or null when this process holds every row.
@@ -261,6 +287,8 @@ Report compute_prepared(ProbsView probs, LabelsView labels, const Settings& s, s
   const StageRunner stage = run_stage ? run_stage : [](std::string_view, const std::function<void()>& work) { work(); };
   if (!(s.paper_resampling_limit >= 0))
     fail("paper_resampling_limit must be a number >= 0, got " + options::to_text(options::Value{s.paper_resampling_limit}));
+  if (!(s.paper_search_limit >= 0))
+    fail("paper_search_limit must be a number >= 0, got " + options::to_text(options::Value{s.paper_search_limit}));
   Report r;
   r.settings = s;
   r.probs_dtype = std::move(probs_dtype);
@@ -324,6 +352,14 @@ const std::vector<options::Option<Settings>>& options() {
                    "n = 5,000, K = 1,000) its row shows the estimate alone; the crossfit estimator's interval is the "
                    "one to quote",
            .example = "1e13"}),
+      describe<&S::paper_search_limit>(
+          {.name = "paper_search_limit",
+           .help = "Largest work, in kernel sums per candidate bandwidth, of the paper's bandwidth search: rows x n x K "
+                   "for canonical and marginal, rows x n for top-label and binary, its criterion averaged over "
+                   "rows = min(n, 20,000). Beyond it (e.g. canonical and marginal at n = 10,000, K = 100) the "
+                   "criterion is averaged over the most rows within it, but at least 1,000, each still against every "
+                   "sample, and a line under the table says so",
+           .example = "1e12"}),
       describe<&S::level>({.name = "level",
                            .help = "Probability of the central percentile intervals and of the crossfit "
                                    "estimator's interval (also of the plots' per-bin intervals)",

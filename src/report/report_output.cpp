@@ -202,11 +202,18 @@ Table kde_table(const Report& r) {
 
 std::vector<std::string> kde_notes(const Report& r) {
   std::vector<std::string> lines;
-  for (const KdeEntry& e : r.kde)
+  for (const KdeEntry& e : r.kde) {
+    if (e.search_reduced)
+      lines.push_back(concat(to_string(e.result.type), ": bandwidth chosen by a criterion averaged over ",
+                             e.result.selection->rows, " of the ", e.result.n,
+                             " rows (each against every sample): over the usual rows it would form ",
+                             fmt("%.2g", *e.search_reduced), " kernel sums per bandwidth, above the limit of ",
+                             fmt("%.2g", r.settings.paper_search_limit), " (--paper-search-limit)"));
     if (e.resampling_skipped)
       lines.push_back(concat(to_string(e.result.type), ": no interval or test: they would form ",
                              fmt("%.2g", *e.resampling_skipped), " replicate sums, above the limit of ",
                              fmt("%.2g", r.settings.paper_resampling_limit), " (--paper-resampling-limit)"));
+  }
   return lines;
 }
 
@@ -319,6 +326,9 @@ nlohmann::ordered_json to_json(const Report& r, const Provenance& provenance) {
     add_uncertainty(j, e.uncertainty, s);
     if (e.resampling_skipped)
       j["resampling_skipped"] = {{"work", *e.resampling_skipped}, {"limit", s.paper_resampling_limit}};
+    if (e.search_reduced)
+      j["search_reduced"] = {
+          {"rows", e.result.selection->rows}, {"work", *e.search_reduced}, {"limit", s.paper_search_limit}};
     doc["kde"].push_back(j);
   }
   doc["binned"] = nlohmann::ordered_json::array();

@@ -355,6 +355,57 @@ TEST(Report, PaperResamplingAboveTheLimitIsLeftOut) {
       << text.out;
 }
 
+// The paper's bandwidth search averages its criterion over fewer rows where its work (rows n K canonical and
+// marginal, rows n top-label) is above the limit: the most rows within it, never fewer than 1,000.
+TEST(Report, PaperSearchRowsFollowTheLimit) {
+  using ecekde::report::paper_search_rows;
+  const ecekde::report::Settings defaults;
+  EXPECT_EQ(paper_search_rows(CalibrationType::canonical, 10000, 10, defaults), 10000u);  // `make run`: at the limit
+  EXPECT_EQ(paper_search_rows(CalibrationType::marginal, 10000, 100, defaults), 1000u);
+  EXPECT_EQ(paper_search_rows(CalibrationType::canonical, 5000, 100, defaults), 2000u);
+  EXPECT_EQ(paper_search_rows(CalibrationType::top_label, 10000, 100, defaults), 10000u);
+  EXPECT_EQ(paper_search_rows(CalibrationType::top_label, 100000, 10, defaults), 10000u);  // usual: 20,000
+  EXPECT_EQ(paper_search_rows(CalibrationType::marginal, 50000, 1000, defaults), 1000u);  // at least 1,000
+  EXPECT_EQ(paper_search_rows(CalibrationType::canonical, 900, 1000, defaults), 900u);    // never more than n
+  EXPECT_EQ(ecekde::report::paper_search_work(CalibrationType::marginal, 50000, 1000, 20000), 1e12);
+
+  testfiles::ScratchDir dir;
+  constexpr std::size_t n = 1200, k = 4, rows = 1100;
+  const PredictionFiles f = write_predictions(dir, n, k, 35);
+  const double limit = static_cast<double>(rows * n * k), usual_work = static_cast<double>(n * n * k);
+  const std::vector<std::string> flags{"--replicates", "0", "--paper-search-limit", std::to_string(limit)};
+  const json doc = report_json(dir, f, flags);
+  EXPECT_EQ(doc.at("settings").at("paper_search_limit").get<double>(), limit);
+  ASSERT_EQ(doc.at("kde").size(), 3u);
+  for (const json& e : doc.at("kde")) {
+    const std::string type = e.at("type");
+    SCOPED_TRACE(type);
+    const bool reduced = type != "top-label";  // top-label's work, n^2, is within the limit
+    ecekde::EstimateOptions o;
+    o.estimator = ecekde::Estimator::paper;
+    o.type = ecekde::parse_name<CalibrationType>(type);
+    if (reduced) o.bandwidth_selection.max_rows = rows;
+    EXPECT_EQ(e.at("ce").get<double>(), ecekde::estimate(view(f.data), LabelsView(f.data.y), o).ce);
+    EXPECT_EQ(e.at("bandwidth_selection").at("rows"), reduced ? rows : n);
+    ASSERT_EQ(e.contains("search_reduced"), reduced);
+    if (reduced) {
+      EXPECT_EQ(e.at("search_reduced").at("rows"), rows);
+      EXPECT_EQ(e.at("search_reduced").at("work").get<double>(), usual_work);
+      EXPECT_EQ(e.at("search_reduced").at("limit").get<double>(), limit);
+    }
+  }
+  std::vector<std::string> args{"report", "--probs", f.probs, "--labels", f.labels};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const Output text = ecekde_cli(dir, args);
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("  marginal: bandwidth chosen by a criterion averaged over 1100 of the 1200 rows (each "
+                          "against every sample): over the usual rows it would form 5.8e+06 kernel sums per "
+                          "bandwidth, above the limit of 5.3e+06 (--paper-search-limit)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("top-label: bandwidth chosen"), std::string::npos);
+}
+
 TEST(Report, ReplicatesZeroSkipsIntervalsAndTests) {
   testfiles::ScratchDir dir;
   for (std::size_t k : {1, 3}) {
@@ -645,6 +696,7 @@ TEST(Report, BadInputGivesOneLine) {
   expect_failure({"--p", "0.5"}, "p must be a finite number >= 1, got 0.5", 1);
   expect_failure({"--bins", "0"}, "bins must be between 1 and 65536, got 0", 1);
   expect_failure({"--paper-resampling-limit", "-1"}, "paper_resampling_limit must be a number >= 0, got -1", 1);
+  expect_failure({"--paper-search-limit", "-1"}, "paper_search_limit must be a number >= 0, got -1", 1);
   expect_failure({"--replicates", "many"}, "--replicates must be an integer >= 0, got 'many' (see 'ecekde report --help')", 2);
   const std::string file = dir.write("not_a_directory", "x");
   expect_failure({"--replicates", "0", "--plot", file + "/figures"},
