@@ -72,7 +72,9 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   r.n = ring ? ring->n : in.pred.n;
   r.k = in.pred.k;
   const std::size_t n = r.n;
-  const std::size_t max_rows = options.bandwidth_selection.max_rows;
+  const LabelledPoints& first = in.problems.front();
+  const std::size_t max_rows = criterion_row_limit(options.bandwidth_selection.max_rows, n, first.points.dim,
+                                                   first.one_dimensional);
   std::vector<double> grid = options.bandwidth ? std::vector<double>{*options.bandwidth}
                              : options.bandwidth_selection.grid.empty() ? residual_grid()
                                                                         : options.bandwidth_selection.grid;

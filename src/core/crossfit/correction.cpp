@@ -1,5 +1,6 @@
 #include "core/crossfit/correction.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -17,6 +18,13 @@ std::vector<double> residual_grid() {
   std::vector<double> grid;
   for (int i = 0; i < 9; ++i) grid.push_back(std::pow(10.0, -3.0 + 0.5 * i));
   return grid;
+}
+
+std::size_t criterion_row_limit(std::size_t max_rows, std::size_t n, std::size_t dim, bool one_dimensional) {
+  const std::size_t asked = max_rows == 0 ? n : std::min(n, max_rows);
+  if (one_dimensional) return asked;  // its sums cost O(n) per bandwidth, however many rows are scored
+  const double affordable = std::floor(kCriterionWork / (static_cast<double>(n) * static_cast<double>(dim)));
+  return std::min(asked, std::max(kMinCriterionRows, static_cast<std::size_t>(affordable)));
 }
 
 std::vector<std::size_t> evaluated_rows(const Problem& pr, std::vector<std::size_t> self) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/crossfit/correction.hpp"
 #include "core/crossfit/families.hpp"
 #include "core/crossfit/pilots.hpp"
 
@@ -39,8 +40,10 @@ double pooled_work(std::size_t problems, std::size_t n, const SweepPlan& plan) {
 }
 
 double crossfit_work(const Prepared& in, const EstimateOptions& options, std::size_t bandwidths) {
-  const std::size_t own = in.pred.n, max_rows = options.bandwidth_selection.max_rows;
   const LabelledPoints& first = in.problems.front();
+  const std::size_t own = in.pred.n;
+  const std::size_t max_rows = criterion_row_limit(options.bandwidth_selection.max_rows, in.pred.n, first.points.dim,
+                                                   first.one_dimensional);
   double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
                          bandwidths, max_rows, in.plan);
   work += options.type == CalibrationType::canonical ? pilot_work(1, own)
