@@ -244,6 +244,24 @@ def pivot(path, title, text, models=None):
     return out + [""]
 
 
+def coverage_by_cell(rows, truth):
+    """Per (K, type, p) of a coverage file: its data sets, the share of intervals that held the truth, the
+    share that held their own estimate, and the model with the lowest coverage with its share (also read by
+    experiments/accuracy/summarize.py)."""
+    cells = {}
+    for (k, typ, p), rs in grouped(rows, ["k", "type", "p"]).items():
+        hits, inside, per_model = 0, 0, defaultdict(list)
+        for r in rs:
+            t = truth[(int(k), r["model"], typ, float(p))]
+            hit = float(r["lower"]) <= t + 1e-12 and t <= float(r["upper"]) + 1e-12
+            hits += hit
+            inside += float(r["lower"]) <= float(r["ce"]) <= float(r["upper"])
+            per_model[r["model"]].append(hit)
+        worst = min(per_model.items(), key=lambda kv: statistics.fmean(kv[1]))
+        cells[(k, typ, p)] = (len(rs), hits / len(rs), inside / len(rs), worst[0], statistics.fmean(worst[1]))
+    return cells
+
+
 def coverage_tables(truth):
     out = ["### Coverage of the intervals", ""] + source(ACC + "coverage_1000.csv", ACC + "coverage_3000.csv", ACC + "truth.csv")
     out += ["The crossfit 95% interval over all 14 zoo models: 30 data sets per model at n = 1,000, 10 at n = 3,000. "
@@ -253,19 +271,11 @@ def coverage_tables(truth):
         out += [f"n = {int(rows[0]['n']):,}:", "",
                 "| K | type | p | data sets | covered | contains its estimate | worst model (coverage) |",
                 "|---|---|---|---|---|---|---|"]
-        groups = grouped(rows, ["k", "type", "p"])
-        for (k, typ, p) in sorted(groups, key=lambda g: (-int(g[0]), g[1], g[2])):
-            rs = groups[(k, typ, p)]
-            hits, inside, per_model = 0, 0, defaultdict(list)
-            for r in rs:
-                t = truth[(int(k), r["model"], typ, float(p))]
-                hit = float(r["lower"]) <= t + 1e-12 and t <= float(r["upper"]) + 1e-12
-                hits += hit
-                inside += float(r["lower"]) <= float(r["ce"]) <= float(r["upper"])
-                per_model[r["model"]].append(hit)
-            worst = min(per_model.items(), key=lambda kv: statistics.fmean(kv[1]))
-            out.append(f"| {k} | {typ} | {p} | {len(rs)} | {pct(hits / len(rs), 1)} | {pct(inside / len(rs))} | "
-                       f"{worst[0]} ({pct(statistics.fmean(worst[1]))}) |")
+        cells = coverage_by_cell(rows, truth)
+        for (k, typ, p) in sorted(cells, key=lambda g: (-int(g[0]), g[1], g[2])):
+            count, covered, inside, worst, worst_share = cells[(k, typ, p)]
+            out.append(f"| {k} | {typ} | {p} | {count} | {pct(covered, 1)} | {pct(inside)} | "
+                       f"{worst} ({pct(worst_share)}) |")
         out.append("")
     return out
 

@@ -8,6 +8,9 @@ from collections import defaultdict
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from validation_tables import coverage_by_cell  # noqa: E402 (the coverage cells docs/validation.md shows)
+
 results = sys.argv[1] if len(sys.argv) > 1 else "experiments/accuracy/results"
 figures = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "figures")
 KEY = {"canonical": "canonical", "marginal": "marginal", "top-label": "top_label"}
@@ -96,17 +99,9 @@ for name in ["coverage_1000.csv", "coverage_3000.csv"]:
     n = rows[0]["n"]
     out += [f"## 2. Coverage of the crossfit 95% intervals, n = {n}", "",
             "| K | type | p | data sets | covered | contains its estimate | worst model (coverage) |", "|---|---|---|---|---|---|---|"]
-    for (k, typ, p), rs in sorted(grouped(rows, ["k", "type", "p"]).items()):
-        hits, inside, per_model = 0, 0, defaultdict(list)
-        for r in rs:
-            t = truth[(int(k), r["model"], typ, float(p))]
-            hit = float(r["lower"]) <= t + 1e-12 and t <= float(r["upper"]) + 1e-12
-            hits += hit
-            inside += float(r["lower"]) <= float(r["ce"]) <= float(r["upper"])
-            per_model[r["model"]].append(hit)
-        worst = min(per_model.items(), key=lambda kv: np.mean(kv[1]))
-        out.append(f"| {k} | {typ} | {p} | {len(rs)} | {100 * hits / len(rs):.1f}% | {100 * inside / len(rs):.0f}% | "
-                   f"{worst[0]} ({100 * np.mean(worst[1]):.0f}%) |")
+    for (k, typ, p), (count, covered, inside, worst, worst_share) in sorted(coverage_by_cell(rows, truth).items()):
+        out.append(f"| {k} | {typ} | {p} | {count} | {100 * covered:.1f}% | {100 * inside:.0f}% | "
+                   f"{worst} ({100 * worst_share:.0f}%) |")
     out.append("")
 
 # ---- Convergence ----
