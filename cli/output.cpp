@@ -42,9 +42,14 @@ void print_table(std::ostream& out, const std::vector<Result>& results) {
     }
     out << line << '\n';
   }
-  for (const Result& r : results)
+  for (const Result& r : results) {
+    if (r.averaged_rows > 0 && r.averaged_rows < r.n)
+      out << "note: " << to_string(r.type) << " (p = " << number(r.p) << "): the row mean averages " << r.averaged_rows
+          << " of " << r.n << " rows, a random subset (its standard error includes the subsampling; --mean-rows "
+          << "sets how many)\n";
     for (const std::string& w : r.warnings)
       out << "warning: " << to_string(r.type) << " (p = " << number(r.p) << "): " << w << '\n';
+  }
 }
 
 }  // namespace ecekde::cli

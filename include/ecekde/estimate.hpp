@@ -164,6 +164,11 @@ struct EstimateOptions {
   KdeForm form = KdeForm::plug_in;   ///< how each row's error is formed (plug_in: the paper's)
   double level = 0.95;               ///< crossfit: probability of the interval around the estimate
   std::size_t folds = 5;             ///< crossfit: folds of the cross-fitted pilot (>= 2)
+  /// crossfit, canonical: the estimate's row mean over at most this many rows, a uniform random subset
+  /// (fixed seed) when fewer than n; each still corrected against all n samples (an incomplete U-statistic:
+  /// the standard error adds the subsampling's term). 0 = automatic: every row unless rows x n x (K + 32)
+  /// would exceed 10^12 (docs/estimator.md, Large n); the one-dimensional types always use every row.
+  std::size_t mean_rows = 0;
 };
 
 /// A confidence interval of an estimate.
@@ -201,6 +206,9 @@ struct Result {
   /// intervals come from bootstrap_kde().
   double standard_error = 0;
   std::optional<Bounds> ce_pow_p_interval, ce_interval;
+  /// crossfit: the rows its row mean averaged over: n, or fewer (a random subset, EstimateOptions::mean_rows;
+  /// standard_error then includes the subsampling); 0 for the paper's estimator.
+  std::size_t averaged_rows = 0;
   /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix", "top-class-biases" or
   /// "class-biases" (canonical: the second adds a K x K matrix on log f, tried at K <= 16, the third a bias
   /// per class where it is the top class, tried at K <= 128, the fourth per-class biases, which the

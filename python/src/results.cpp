@@ -169,7 +169,14 @@ void register_kde_results(py::module_& m) {
                if (r.excluded_rows == 0) return std::nullopt;
                return r.excluded_rows;
              },
-             "the debiased form only: rows left out of the mean (None when no row was left out)");
+             "the debiased form only: rows left out of the mean (None when no row was left out)")
+      .field("averaged_rows",
+             [](const Result& r) -> std::optional<std::size_t> {
+               if (r.averaged_rows == 0 || r.averaged_rows == r.n) return std::nullopt;
+               return r.averaged_rows;
+             },
+             "crossfit: the rows its row mean averaged over when fewer than n (a random subset, option mean_rows; "
+             "the standard error includes the subsampling); None when every row");
 
   ResultClass<Gradient>(m, "GradientResult", "An estimate and its gradient with respect to the probabilities.")
       .field("result", [](const Gradient& g) -> const Result& { return g.value.result; }, "the Result")

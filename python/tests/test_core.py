@@ -183,13 +183,17 @@ def test_results_are_typed_read_only_and_convert_to_the_cli_json_structure():
     assert isinstance(r, ecekde.Result)
     assert type(r)._fields == ("estimator", "type", "p", "bandwidth", "ce", "ce_pow_p", "n", "k", "bandwidth_rule",
                                "bandwidth_selection", "class_ce_pow_p", "standard_error", "ce_pow_p_interval",
-                               "ce_interval", "pilot", "warnings", "excluded_rows")
+                               "ce_interval", "pilot", "warnings", "excluded_rows", "averaged_rows")
     d = r.to_dict()
-    # the paper's estimator has no standard error, intervals, pilot or warnings; excluded_rows: None; all
-    # left out
-    assert list(d) == list(type(r)._fields)[:-6]
+    # the paper's estimator has no standard error, intervals, pilot or warnings; excluded_rows and
+    # averaged_rows: None; all left out
+    assert list(d) == list(type(r)._fields)[:-7]
     crossfit = ecekde.estimate(probs, labels, type="marginal").to_dict()
-    assert list(crossfit) == list(type(r)._fields)[:-1]
+    assert list(crossfit) == list(type(r)._fields)[:-2]
+    # the row mean over a subset of rows (mean_rows) says so; the one-dimensional types keep every row
+    sub = ecekde.estimate(probs, labels, mean_rows=25)
+    assert sub.averaged_rows == 25 and sub.to_dict()["averaged_rows"] == 25
+    assert ecekde.estimate(probs, labels, type="marginal", mean_rows=25).averaged_rows is None
     assert list(crossfit["ce_interval"]) == ["level", "lower", "upper"]
     assert crossfit["ce_interval"]["lower"] <= crossfit["ce"] <= crossfit["ce_interval"]["upper"]
     assert crossfit["pilot"] in ("beta", "beta-step", "pooled-beta", "pooled-intercepts") and r.pilot is None

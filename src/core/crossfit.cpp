@@ -98,8 +98,9 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
     for (double& v : floored.points.log_x) v = std::max(v, floor);
     problems[0].lp = &floored;
   }
-  Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, *ring, in.plan)
-                 : fit_corrections(problems, grid, max_rows, in.plan, n);
+  const std::size_t mean_rows = mean_row_limit(options.mean_rows, n, r.k, first.one_dimensional);
+  Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, mean_rows, *ring, in.plan)
+                 : fit_corrections(problems, grid, max_rows, mean_rows, in.plan, n);
   r.bandwidth = fit.selection.bandwidth;
   r.pilot = problems[0].map;
   if (!options.bandwidth) r.selection = std::move(fit.selection);

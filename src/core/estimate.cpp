@@ -3,8 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <sstream>
+
+#if defined(__unix__)
+#include <unistd.h>
+#endif
 
 #include "core/crossfit.hpp"
 #include "core/estimate_steps.hpp"
@@ -280,8 +285,38 @@ BandwidthSelection search_bandwidth(const std::vector<LabelledPoints>& problems,
   return sel;
 }
 
+namespace {
+
+// The machine's physical memory in bytes; 0 where unknown.
+double physical_memory() {
+#if defined(__unix__)
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && size > 0) return static_cast<double>(pages) * static_cast<double>(size);
+#endif
+  return 0;
+}
+
+// The estimates' working memory grows as n K: their copies of the input, its logarithms, the pilots'
+// designs and predictions. Peak resident memory measured 82 bytes per entry (crossfit canonical,
+// n = 10^6, K = 10) to 95 (crossfit marginal, 10,000 x 1,000), the input's own copy included
+// (docs/design.md, Robustness); 100 a entry is the bound checked, before any copy is made, so that an input
+// too large for the machine stops at once with the figure instead of failing part-way or swapping.
+constexpr double kWorkingBytesPerEntry = 100;
+
+void check_working_memory(std::size_t n, std::size_t k) {
+  const double need = kWorkingBytesPerEntry * static_cast<double>(n) * static_cast<double>(k), have = physical_memory();
+  if (have > 0 && need > have)
+    fail_with("an estimate over ", n, " x ", k, " probabilities needs about ", static_cast<std::uint64_t>(std::ceil(need / 1e9)),
+              " GB of working memory, more than this machine's ", static_cast<std::uint64_t>(std::floor(have / 1e9)),
+              " GB: split the rows over processes (--own-rows under mpirun: each holds its share, ", kWorkingBytesPerEntry,
+              " bytes a row and class) or estimate on a subset of the rows");
+}
+
+}  // namespace
+
 Prepared prepare(ProbsView probs, LabelsView labels, CalibrationType type, bool renormalize,
                  const ExecutionOptions& execution, bool use_labels) {
+  check_working_memory(probs.rows(), probs.cols());
   Prepared out;
   out.plan = SweepPlan::from(execution);
   if (probs.cols() > 0) check_type_applies(type, probs.cols());
@@ -317,6 +352,7 @@ void check_same_options(const EstimateOptions& options, std::size_t n, std::size
                                        static_cast<double>(b.criterion), static_cast<double>(b.grid.size()), grid,
                                        static_cast<double>(b.refine), static_cast<double>(b.max_rows),
                                        static_cast<double>(options.form), options.level, static_cast<double>(options.folds),
+                                       static_cast<double>(options.mean_rows),
                                        static_cast<double>(options.execution.precision),
                                        static_cast<double>(options.execution.full_sweep)});
 }

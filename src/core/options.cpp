@@ -136,6 +136,13 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
                                    "is fitted on the other folds",
                            .example = "3",
                            .used_by = uses::estimate}),
+      describe<&O::mean_rows>(
+          {.name = "mean_rows",
+           .help = "Crossfit, canonical: average the estimate's row terms over at most this many rows, a random subset "
+                   "with a fixed seed, each corrected against all samples (its standard error includes the "
+                   "subsampling); 0 = automatic: every row unless rows x n x (K + 32) would exceed 1e12",
+           .example = "5000",
+           .used_by = uses::estimate}),
       describe<&O::type>({.name = "type",
                           .help = "What calibration to measure: canonical (whole probability vector, Dirichlet "
                                   "kernel), marginal (sum over classes of each class's binary problem), top-label "

@@ -37,6 +37,7 @@ nlohmann::ordered_json result_json(const Result& r) {
   // one (precision float at a small bandwidth)
   if (r.estimator == Estimator::crossfit || !r.warnings.empty()) j["warnings"] = r.warnings;
   if (r.excluded_rows > 0) j["excluded_rows"] = r.excluded_rows;
+  if (r.averaged_rows > 0 && r.averaged_rows < r.n) j["averaged_rows"] = r.averaged_rows;
   return j;
 }
 

@@ -127,16 +127,25 @@ std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& p
 }
 
 // The estimate's raw value (before clamping at 0) and its standard error, from the formula:
-// T = mean_j (t_j - x_j) . phi_p(g_j - x_j), with g_j from plain_g().
+// T = mean_j (t_j - x_j) . phi_p(g_j - x_j), with g_j from plain_g(), over the input rows `rows` (every
+// row when empty); the variance of the influence terms over n, plus, for m < n rows, the subsampling's
+// (1 - m / n) var(t) / m.
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
-                                         const std::vector<std::vector<double>>& pilots) {
+                                         const std::vector<std::vector<double>>& pilots,
+                                         std::vector<std::size_t> rows = {}) {
   const std::size_t n = d.n;
+  if (rows.empty()) {
+    rows.resize(n);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  const std::size_t m = rows.size();
   const double weight = type == CalibrationType::binary ? 2.0 : 1.0;
   const std::vector<PlainProblem> problems = plain_problems(d, type);
-  std::vector<double> term(n, 0.0), influence(n, 0.0);
+  std::vector<double> term(m, 0.0), influence(m, 0.0);
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const PlainProblem& pr = problems[q];
-    for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t r = 0; r < m; ++r) {
+      const std::size_t j = rows[r];
       const std::vector<double> g = plain_g(pr, pilots[q], j, h);
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
@@ -144,15 +153,19 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
         t += (y - f) * phi(g[l] - f, p);
         extra += (y - g[l]) * phi(g[l] - f, p);
       }
-      term[j] += weight * t;
-      influence[j] += weight * (t + std::max(p - 1, 1.0) * extra);
+      term[r] += weight * t;
+      influence[r] += weight * (t + std::max(p - 1, 1.0) * extra);
     }
   }
-  const double mean = std::accumulate(term.begin(), term.end(), 0.0) / static_cast<double>(n);
-  const double mean_if = std::accumulate(influence.begin(), influence.end(), 0.0) / static_cast<double>(n);
-  double var = 0;
-  for (double v : influence) var += (v - mean_if) * (v - mean_if);
-  return {mean, std::sqrt(var / static_cast<double>(n - 1) / static_cast<double>(n))};
+  auto variance = [m](const std::vector<double>& v) {
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(m);
+    double squares = 0;
+    for (double x : v) squares += (x - mean) * (x - mean);
+    return squares / static_cast<double>(m - 1);
+  };
+  const double mean = std::accumulate(term.begin(), term.end(), 0.0) / static_cast<double>(m);
+  const double subsampling = (1 - static_cast<double>(m) / static_cast<double>(n)) * variance(term) / static_cast<double>(m);
+  return {mean, std::sqrt(variance(influence) / static_cast<double>(n) + (m < n ? subsampling : 0.0))};
 }
 
 // The bandwidth criterion from the formula: minus the mean leave-one-out Brier score sum_l (t_jl - g_jl)^2
@@ -209,6 +222,43 @@ TEST(Crossfit, SweepAgreesWithThePlainFormulaOverGrids) {
                 }
             }
       }
+}
+
+// The row mean over a random subset of rows (EstimateOptions::mean_rows, the large-n mode): the canonical
+// estimate and its standard error from the formula over those rows (criterion_rows(n, m)), each corrected
+// against all n samples, at a fixed and at an automatic bandwidth, over thread counts and block sizes. The
+// one-dimensional types keep every row whatever mean_rows says.
+TEST(Crossfit, RowMeanOverASubsetAgreesWithThePlainFormula) {
+  for (std::size_t n : {90, 260})
+    for (std::size_t k : {3, 7}) {
+      const oracle::Data d = testdata::softmax_predictions(n, k, 11 + n + k, 2.0, 1.5);
+      for (std::size_t m : {std::size_t{17}, n / 2, n - 1})
+        for (std::optional<double> h : {std::optional<double>{0.05}, std::optional<double>{}})
+          for (double p : {1.0, 2.0})
+            for (auto [threads, block] : {std::pair{1, std::size_t{0}}, std::pair{3, std::size_t{7}}}) {
+              SCOPED_TRACE(testing::Message() << "n " << n << " K " << k << " m " << m << " h "
+                                              << (h ? std::to_string(*h) : "auto") << " p " << p << " threads " << threads);
+              ecekde::EstimateOptions o = options(CalibrationType::canonical, h, p, threads, block);
+              o.mean_rows = m;
+              const ecekde::Result r = run(d, o);
+              EXPECT_EQ(r.averaged_rows, m);
+              const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), CalibrationType::canonical,
+                                                      false, o.execution, true);
+              const auto [value, se] = plain_crossfit(d, CalibrationType::canonical, r.bandwidth, p,
+                                                      ecekde::detail::crossfit_pilots(in, o),
+                                                      ecekde::detail::criterion_rows(n, m));
+              EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+              EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
+            }
+      for (CalibrationType type : {CalibrationType::marginal, CalibrationType::top_label}) {
+        ecekde::EstimateOptions o = options(type, std::nullopt, 1, 1);
+        const ecekde::Result every = run(d, o);
+        o.mean_rows = n / 2;
+        const ecekde::Result r = run(d, o);
+        EXPECT_EQ(r.ce_pow_p, every.ce_pow_p);
+        EXPECT_EQ(r.averaged_rows, n);
+      }
+    }
 }
 
 // The share of a canonical problem's pairs (i != j) whose weight the sweep flushes to 0: below exp(-700)

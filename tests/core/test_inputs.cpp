@@ -81,6 +81,26 @@ TEST(Inputs, ExactMessages) {
 
 // The paper's entry points refuse the options only estimate() reads (and every form but the paper's), and
 // accept their defaults and estimator paper, the estimator they compute.
+// An input whose working memory (about 100 bytes a row and class) exceeds any machine's stops before any
+// copy of it is made, with the figure: the views here claim 10^9 x 10^4 entries over a buffer of two rows,
+// which the check never reads.
+TEST(Inputs, AnInputTooLargeForTheMachineStopsBeforeAnyCopy) {
+  const std::vector<double> probs{0.5, 0.5, 0.25, 0.75};
+  const std::vector<std::int64_t> labels{0, 1};
+  const auto huge = ecekde::ProbsView::row_major(probs.data(), 1000000000, 10000);
+  try {
+    ecekde::estimate(huge, ecekde::LabelsView(labels.data(), 1000000000, 0));
+    ADD_FAILURE() << "no error";
+  } catch (const ecekde::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("an estimate over 1000000000 x 10000 probabilities needs about 1000000 GB of working memory, "
+                         "more than this machine's ", 0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("--own-rows"), std::string::npos) << what;
+  }
+}
+
 TEST(Inputs, PaperEntryPointsRefuseOptionsTheyDoNotRead) {
   const ecekde::ProbsView probs = ecekde::ProbsView::row_major(good.data(), 3, 2);
   const ecekde::LabelsView y(labels);

@@ -172,11 +172,14 @@ TEST(Ring, CrossfitMatchesAlone) {
     bool tied = false;  // every other row one of three vectors: tied rows on every rank, dealt to the folds in turn
     bool swapped = false;  // labels drawn from f with classes 0 and 1 exchanged
     bool saturated = false;  // the last third of the rows truncated to two classes
+    std::size_t mean_rows = 0;  // the row mean over a random subset of rows, those of every rank
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
                         Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
                         Case{240, 4, std::nullopt, 0, false, true},
-                        Case{240, 5, std::nullopt, 0, false, false, true}}) {
+                        Case{240, 5, std::nullopt, 0, false, false, true},
+                        Case{301, 10, std::nullopt, 90, false, false, false, 120},
+                        Case{240, 3, 0.05, 0, false, false, false, 100}}) {
     oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
     if (c.saturated) testdata::truncate(d, 2, 2 * c.n / 3);
     for (std::size_t j = 2; c.tied && j < c.n; j += 2)
@@ -192,6 +195,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     o.estimator = Estimator::crossfit;
     o.bandwidth = c.h;
     o.bandwidth_selection.max_rows = c.max_rows;
+    o.mean_rows = c.mean_rows;
     o.execution.threads = 2;
     ecekde::EstimateOptions whole = o;
     whole.execution.own_rows = false;
@@ -204,13 +208,16 @@ TEST(Ring, CrossfitMatchesAlone) {
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
                                (c.tied ? ", tied rows" : "") + (c.saturated ? ", saturated" : "") +
-                               ", max_rows " + std::to_string(c.max_rows) + ", " + std::to_string(ranks) + " ranks";
+                               ", max_rows " + std::to_string(c.max_rows) + ", mean_rows " +
+                               std::to_string(c.mean_rows) + ", " + std::to_string(ranks) + " ranks";
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what << ": " << r.ce_pow_p << " vs " << alone.ce_pow_p;
         EXPECT_LT(relative(r.standard_error, alone.standard_error), 1e-12) << what;
         EXPECT_LT(relative(r.ce_interval->upper, alone.ce_interval->upper), 1e-12) << what;
         EXPECT_EQ(r.bandwidth, alone.bandwidth) << what;
         EXPECT_EQ(r.n, c.n) << what;
+        EXPECT_EQ(r.averaged_rows, c.mean_rows ? c.mean_rows : c.n) << what;
+        EXPECT_EQ(r.averaged_rows, alone.averaged_rows) << what;
         EXPECT_EQ(r.warnings, alone.warnings) << what;
         EXPECT_EQ(r.pilot, alone.pilot) << what;
         ASSERT_EQ(r.selection.has_value(), alone.selection.has_value()) << what;

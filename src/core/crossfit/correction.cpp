@@ -27,6 +27,14 @@ std::size_t criterion_row_limit(std::size_t max_rows, std::size_t n, std::size_t
   return std::min(asked, std::max(kMinCriterionRows, static_cast<std::size_t>(affordable)));
 }
 
+std::size_t mean_row_limit(std::size_t mean_rows, std::size_t n, std::size_t k, bool one_dimensional) {
+  if (one_dimensional) return n;
+  if (mean_rows > 0) return std::min(n, mean_rows);
+  const double affordable =
+      std::floor(kMeanWork / (static_cast<double>(n) * (static_cast<double>(k) + kPairWork)));
+  return std::min(n, std::max(kMinMeanRows, static_cast<std::size_t>(affordable)));
+}
+
 std::vector<std::size_t> evaluated_rows(const Problem& pr, std::vector<std::size_t> self) {
   if (self.empty()) {
     self.resize(pr.lp->points.n);
@@ -197,16 +205,18 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
 }  // namespace
 
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
-                    const SweepPlan& plan, std::size_t n) {
-  const std::vector<std::size_t> rows = criterion_rows(n, max_rows);
+                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n) {
+  const std::vector<std::size_t> rows = criterion_rows(n, max_rows), averaged = criterion_rows(n, mean_rows);
   const bool all_rows = rows.size() == n;
   const std::span<const std::size_t> criterion = all_rows ? std::span<const std::size_t>{} : rows;
+  const std::span<const std::size_t> mean = averaged.size() == n ? std::span<const std::size_t>{} : averaged;
   Fit fit;
   fit.selection.criterion = BandwidthCriterion::loo_regression;
   fit.selection.grid = grid;
   fit.selection.rows = rows.size();
-  if (grid.size() == 1 && all_rows) {  // one candidate on every row: its corrections are the fit, one pass
-    fit.corrected = correct_all(problems, grid[0], {}, plan);
+  fit.averaged_rows = averaged.size();
+  if (grid.size() == 1 && (all_rows || !mean.empty())) {  // one candidate: its corrections are the fit, one pass
+    fit.corrected = correct_all(problems, grid[0], mean, plan);
     std::vector<double> briers(problems.size(), 0.0);
     for (std::size_t q = 0; q < problems.size(); ++q)
       if (!fit.corrected[q].self.empty()) briers[q] = brier(problems[q], fit.corrected[q]);
@@ -216,9 +226,10 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
     fit.selection.score = {score};
     fit.selection.bandwidth = grid[0];
     fit.selection.best_score = score;
+    fit.selection.rows = averaged.size();
     return fit;
   }
-  // Otherwise the criterion first, then the corrections at the chosen bandwidth on every row.
+  // Otherwise the criterion first, then the corrections at the chosen bandwidth on the mean's rows.
   const bool shared = shares_dots(problems.size(), grid.size(), *problems.front().lp, plan);
   const std::vector<double> briers = shared ? brier_scores(problems.front(), grid, criterion, plan)
                                             : brier_grid(problems, grid, criterion, plan);
@@ -235,7 +246,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   }
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  fit.corrected = correct_all(problems, grid[best], {}, plan);
+  fit.corrected = correct_all(problems, grid[best], mean, plan);
   return fit;
 }
 

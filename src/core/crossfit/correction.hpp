@@ -29,6 +29,18 @@ inline constexpr double kCriterionWork = 2e9;
 inline constexpr std::size_t kMinCriterionRows = 2000;
 std::size_t criterion_row_limit(std::size_t max_rows, std::size_t n, std::size_t dim, bool one_dimensional);
 
+// The rows the estimate's row mean averages over (EstimateOptions::mean_rows): `mean_rows` when set, else
+// every row unless the canonical correction's rows x n x (K + kPairWork) would exceed kMeanWork; then as
+// many as that affords, but at least kMinMeanRows. kPairWork counts a pair's exponential and bookkeeping in
+// multiply-adds (at K = 10 the sweep runs about 1.2 G pairs/s on two threads, at K = 1,000 about 50 G
+// multiply-adds/s): n = 150,000 at K = 10, 31,000 at K = 1,000 are the largest that keep every row. A
+// random subset of m rows, each corrected against all n samples, is an incomplete U-statistic: unbiased for
+// the full row mean, with variance (1 - m / n) s^2 / m more (add_functional). The one-dimensional types'
+// corrections cost O(n) per row set, so they keep every row.
+inline constexpr double kMeanWork = 1e12, kPairWork = 32;
+inline constexpr std::size_t kMinMeanRows = 10000;
+std::size_t mean_row_limit(std::size_t mean_rows, std::size_t n, std::size_t k, bool one_dimensional);
+
 // The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the evaluated rows
 // of its CorrectionInputs (every row, in sorted order, unless a subset), with each row's effective number of
 // neighbours N = (sum w)^2 / sum w^2. Each component's correction delta is kept only where it exceeds its own
@@ -78,16 +90,19 @@ double brier(const Problem& pr, const Corrected& c, Communicator* ranks = nullpt
 // The corrected estimates of every problem at one bandwidth shared by all, chosen from `grid` by the
 // Brier score summed over the problems (averaged over `rows`); the full corrections at that bandwidth.
 struct Fit {
-  std::vector<Corrected> corrected;  // per problem, every row in sorted order
+  std::vector<Corrected> corrected;  // per problem, the averaged rows (every row unless fewer) in sorted order
   BandwidthSelection selection;
+  std::size_t averaged_rows = 0;     // the rows of the row mean, over every rank
 };
 
+// The bandwidth by the criterion over at most `max_rows` rows, then the corrections at it of the
+// `mean_rows` rows (criterion_rows(n, mean_rows): a uniform subset when fewer than n).
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
-                    const SweepPlan& plan, std::size_t n);
+                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n);
 
-// fit_corrections() for one problem whose rows are split over the ranks (own_rows): the criterion's rows
-// are the whole input's (criterion_rows of all n), each rank scoring those among its own.
-Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows, const RingLayout& at,
-                         const SweepPlan& plan);
+// fit_corrections() for one problem whose rows are split over the ranks (own_rows): the criterion's and
+// the mean's rows are the whole input's (criterion_rows of all n), each rank scoring those among its own.
+Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows,
+                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan);
 
 }  // namespace ecekde::detail

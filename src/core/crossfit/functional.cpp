@@ -29,10 +29,11 @@ double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
 void add_row_terms(const Problem& pr, const Corrected& c, double p, double weight, std::span<double> term,
                    std::span<double> influence) {
   const LabelledPoints& lp = *pr.lp;
-  for (std::size_t j = 0; j < lp.points.n; ++j) {
+  for (std::size_t q = 0; q < c.self.size(); ++q) {
+    const std::size_t j = c.self[q];
     double t = 0, extra = 0;
     for (std::size_t l = 0; l < pr.depth; ++l) {
-      const double f = pr.value(j, l), g = c.g[j * pr.depth + l], y = pr.target(j, l);
+      const double f = pr.value(j, l), g = c.g[q * pr.depth + l], y = pr.target(j, l);
       const double ph = phi(g - f, p);
       t += (y - f) * ph;
       extra += (y - g) * ph;
@@ -46,6 +47,25 @@ void add_row_terms(const Problem& pr, const Corrected& c, double p, double weigh
 double median(std::vector<double> v, Communicator* ranks, std::size_t n) {
   const std::size_t middle = n / 2;
   return order_statistics(ranks, v, std::span<const std::size_t>(&middle, 1))[0];
+}
+
+// The sample variance (denominator count - 1) of every rank's values, `count` of them in all.
+double sample_variance(std::vector<double> v, Communicator* ranks, std::size_t count) {
+  const double mean = total_over_ranks(ranks, v) / static_cast<double>(count);
+  for (double& x : v) x = (x - mean) * (x - mean);
+  return total_over_ranks(ranks, v) / static_cast<double>(count - 1);
+}
+
+// Keeps the terms of the rows marked in `averaged`, in their order.
+void compact_averaged(const std::vector<char>& averaged, std::vector<double>& term, std::vector<double>& influence) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < averaged.size(); ++i)
+    if (averaged[i]) {
+      term[kept] = term[i];
+      influence[kept++] = influence[i];
+    }
+  term.resize(kept);
+  influence.resize(kept);
 }
 
 std::string count_text(std::size_t count, const char* what) {
@@ -102,11 +122,24 @@ void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& 
     std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
     combine_shares(in.plan.communicator, class_ce);
   }
+  const std::size_t m = fit.averaged_rows;
+  if (m < n) {  // the rows left out of the mean: none of their terms, and none of the sums below
+    std::vector<char> averaged(own, 0);
+    for (std::size_t q = mine.begin; q < mine.end; ++q)
+      for (std::size_t j : fit.corrected[q].self) averaged[problems[q].lp->original[j]] = 1;
+    compact_averaged(averaged, term, influence);
+  }
+  for (double& v : class_ce) v *= static_cast<double>(n) / static_cast<double>(m);
   if (options.type == CalibrationType::marginal) r.class_ce_pow_p = class_ce;
-  const double raw = total_over_ranks(ranks, term) / static_cast<double>(n);
-  const double mean_influence = total_over_ranks(ranks, influence) / static_cast<double>(n);
-  for (double& v : influence) v = (v - mean_influence) * (v - mean_influence);
-  r.standard_error = std::sqrt(total_over_ranks(ranks, influence) / static_cast<double>(n - 1) / static_cast<double>(n));
+  r.averaged_rows = m;
+  const double raw = total_over_ranks(ranks, term) / static_cast<double>(m);
+  // Var(estimate) = Var(full row mean) + E[(1 - m / n) s_t^2 / m]: the influence terms' variance over n rows,
+  // then the subsampling of the row terms t (conditionally on the data, a mean of m of the n row terms drawn
+  // without replacement); at m = n the second part is 0.
+  const double influence_variance = sample_variance(influence, ranks, m);
+  const double term_variance = m < n ? sample_variance(term, ranks, m) : 0.0;
+  r.standard_error = std::sqrt(influence_variance / static_cast<double>(n) +
+                               (1 - static_cast<double>(m) / static_cast<double>(n)) * term_variance / static_cast<double>(m));
   r.ce_pow_p = std::max(raw, 0.0);
   r.ce = root_of(r.ce_pow_p, options.p);
   const double z = normal_quantile(options.level);
@@ -133,7 +166,7 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
       facts[3 * q] = static_cast<double>(lp.class_begin[2] - lp.class_begin[1]);
       facts[3 * q + 1] = static_cast<double>(lp.class_begin[1]);
     }
-    facts[3 * q + 2] = median(fit.corrected[q].neighbours, ranks, n);
+    facts[3 * q + 2] = median(fit.corrected[q].neighbours, ranks, fit.averaged_rows);
   }
   if (owned) combine_shares(in.plan.communicator, facts);
   std::vector<std::pair<std::size_t, std::string>> rare;  // (class, "3 positives"): one line for them all

@@ -92,25 +92,32 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
   return sums;
 }
 
-// The corrected estimate of every one of this rank's rows at bandwidth h, over every rank's centres.
-Corrected ring_correct(const Problem& pr, double h, const RingLayout& at, const SweepPlan& plan) {
+// The corrected estimate at bandwidth h of this rank's rows among the input rows `rows` (all when empty),
+// over every rank's centres.
+Corrected ring_correct(const Problem& pr, double h, std::span<const std::size_t> rows, const RingLayout& at,
+                       const SweepPlan& plan) {
   const std::size_t width = pr.depth + 3;
-  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), pr.lp->points, {}, at, plan)[0];
-  Corrected out = evaluated(pr, {});
+  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(*pr.lp, own_rows_of(at, rows));
+  const KernelPoints& side = rows.empty() ? pr.lp->points : subset.points;
+  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), side, subset.self, at, plan)[0];
+  Corrected out = evaluated(pr, subset.self);
   for (std::size_t q = 0; q < out.self.size(); ++q) {
     const double* row = sums.data() + q * width;
     double* g = out.g.data() + q * pr.depth;
-    out.neighbours[q] = corrected_row(pr, q, row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; });
+    out.neighbours[q] =
+        corrected_row(pr, out.self[q], row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; });
   }
   return out;
 }
 
 }  // namespace
 
-Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows, const RingLayout& at,
-                         const SweepPlan& plan) {
+Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows,
+                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::vector<std::size_t> chosen = criterion_rows(at.n, max_rows), mine = own_rows_of(at, chosen);
+  const std::vector<std::size_t> averaged = criterion_rows(at.n, mean_rows);
+  const std::span<const std::size_t> mean = averaged.size() == at.n ? std::span<const std::size_t>{} : averaged;
   const bool all_rows = chosen.size() == at.n;
   const RowSubset subset = all_rows ? RowSubset{} : row_subset(lp, mine);
   const KernelPoints& side = all_rows ? lp.points : subset.points;
@@ -119,9 +126,11 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
   fit.selection.criterion = BandwidthCriterion::loo_regression;
   fit.selection.grid = grid;
   fit.selection.rows = chosen.size();
-  if (grid.size() == 1 && all_rows) {  // one candidate on every row: its corrections are the fit, one pass
-    fit.corrected.push_back(ring_correct(pr, grid[0], at, plan));
-    fit.selection.score = {-brier(pr, fit.corrected[0], at.comm, at.n)};
+  fit.averaged_rows = averaged.size();
+  if (grid.size() == 1 && (all_rows || !mean.empty())) {  // one candidate: its corrections are the fit, one pass
+    fit.corrected.push_back(ring_correct(pr, grid[0], mean, at, plan));
+    fit.selection.score = {-brier(pr, fit.corrected[0], at.comm, averaged.size())};
+    fit.selection.rows = averaged.size();
     fit.selection.bandwidth = grid[0];
     fit.selection.best_score = fit.selection.score[0];
     return fit;
@@ -146,7 +155,7 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
     if (fit.selection.score[b] > fit.selection.score[best]) best = b;
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  fit.corrected.push_back(ring_correct(pr, grid[best], at, plan));
+  fit.corrected.push_back(ring_correct(pr, grid[best], mean, at, plan));
   return fit;
 }
 

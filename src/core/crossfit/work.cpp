@@ -11,12 +11,13 @@ namespace ecekde::detail {
 namespace {
 
 // Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
-// dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the full
-// sweep at the chosen one, unless one bandwidth on all rows is the whole fit (PayloadSums' cost per pair).
+// dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the sweep
+// of the mean's rows at the chosen one, unless one bandwidth is the whole fit (PayloadSums' cost per pair).
 double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t depth, std::size_t bandwidths,
-                std::size_t max_rows, const SweepPlan& plan) {
+                std::size_t max_rows, std::size_t mean_rows, const SweepPlan& plan) {
   const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
-  const double swept_rows = static_cast<double>(bandwidths * rows + (bandwidths == 1 && rows == n ? 0 : n));
+  const bool one_pass = bandwidths == 1 && (rows == n || mean_rows < n);
+  const double swept_rows = static_cast<double>(one_pass ? mean_rows : bandwidths * rows + mean_rows);
   return static_cast<double>(count) * (1 + 0.1 * static_cast<double>(depth)) * row_work(plan, dim, n) * swept_rows;
 }
 
@@ -44,8 +45,9 @@ double crossfit_work(const Prepared& in, const EstimateOptions& options, std::si
   const std::size_t own = in.pred.n;
   const std::size_t max_rows = criterion_row_limit(options.bandwidth_selection.max_rows, in.pred.n, first.points.dim,
                                                    first.one_dimensional);
+  const std::size_t mean_rows = mean_row_limit(options.mean_rows, in.pred.n, in.pred.k, first.one_dimensional);
   double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
-                         bandwidths, max_rows, in.plan);
+                         bandwidths, max_rows, mean_rows, in.plan);
   work += options.type == CalibrationType::canonical ? pilot_work(1, own)
                                                      : own_pilots_work(in.problems.size(), own) +
                                                            pooled_work(in.problems.size(), own, in.plan);
