@@ -184,8 +184,12 @@ Table crossfit_table(const Report& r) {
 
 std::vector<std::string> crossfit_warnings(const Report& r) {
   std::vector<std::string> lines;
-  for (const Result& e : r.crossfit)
+  for (const Result& e : r.crossfit) {
+    if (e.averaged_rows > 0 && e.averaged_rows < e.n)
+      lines.push_back(concat("note: ", to_string(e.type), ": the row mean averages ", e.averaged_rows, " of ", e.n,
+                             " rows, a random subset (its standard error includes the subsampling)"));
     for (const std::string& w : e.warnings) lines.push_back(concat("warning: ", to_string(e.type), ": ", w));
+  }
   return lines;
 }
 
