@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/crossfit.hpp"
+#include "core/crossfit/folds.hpp"
 #include "core/estimate_steps.hpp"
 #include "core/kernels.hpp"
 #include "core/logit_fit.hpp"
@@ -521,6 +522,62 @@ TEST(Crossfit, TiedRowsAreDealtToTheFoldsInTurn) {
       EXPECT_TRUE(std::equal(mine.begin(), mine.end(), base.begin() + static_cast<std::ptrdiff_t>(first)))
           << ranks << " ranks, rank " << rank;
     });
+  }
+}
+
+// Above kMaxPilotRows rows the canonical pilots learn from a sample of about that many (folds.hpp): each
+// row's mark follows its predictions and its turn among tied rows, so distinct rows keep their marks in
+// any order, tied rows are sampled in turn, and each rank of a ring marks its rows as one process does. The
+// folds' training rows are the marked rows outside the fold; every row is still held out in its own.
+TEST(Crossfit, PilotsLearnFromASampleOfRowsAtLargeN) {
+  using ecekde::detail::kMaxPilotRows;
+  using ecekde::detail::pilot_training_rows;
+  EXPECT_TRUE(pilot_training_rows(checked(testdata::softmax_predictions(500, 3, 5, 2.0, 1.4)), 500, nullptr).empty());
+  const std::size_t n = kMaxPilotRows + kMaxPilotRows / 4;
+  oracle::Data d = testdata::softmax_predictions(n, 3, 21, 2.0, 1.4);
+  for (std::size_t j = 7; j < n; j += 7)  // every seventh row one of two tied vectors
+    std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 7 % 2) * 3), 3, d.f.begin() + static_cast<std::ptrdiff_t>(j * 3));
+  const std::vector<char> marks = pilot_training_rows(checked(d), n, nullptr);
+  ASSERT_EQ(marks.size(), n);
+  const auto kept = static_cast<double>(std::count(marks.begin(), marks.end(), 1));
+  const double expected = static_cast<double>(kMaxPilotRows);
+  EXPECT_NEAR(kept, expected, 5 * std::sqrt(expected * (1 - expected / static_cast<double>(n))));
+  double tied_kept = 0, tied = 0;
+  for (std::size_t j = 7; j < n; j += 7) tied_kept += marks[j], ++tied;
+  EXPECT_NEAR(tied_kept / tied, expected / static_cast<double>(n), 0.02);  // ties sampled, not all or none
+
+  oracle::Data reversed = d;  // distinct rows keep their marks in reverse order
+  for (std::size_t j = 0; j < n; ++j)
+    std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((n - 1 - j) * 3), 3, reversed.f.begin() + static_cast<std::ptrdiff_t>(j * 3));
+  const std::vector<char> turned = pilot_training_rows(checked(reversed), n, nullptr);
+  for (std::size_t j = 1; j < n; ++j)
+    if (j % 7 != 0) ASSERT_EQ(turned[n - 1 - j], marks[j]) << "row " << j;
+
+  for (int ranks : {2, 3}) {
+    ecekde::testing::ThreadRanks group(ranks);
+    group.run([&](int rank, ecekde::Communicator& comm) {
+      const std::size_t first = n * static_cast<std::size_t>(rank) / static_cast<std::size_t>(ranks),
+                        last = n * static_cast<std::size_t>(rank + 1) / static_cast<std::size_t>(ranks);
+      const ecekde::detail::RingLayout at = ecekde::detail::ring_layout(&comm, last - first, d.k);
+      const std::vector<char> mine = pilot_training_rows(checked(d, first, last - first), n, &at);
+      EXPECT_TRUE(std::equal(mine.begin(), mine.end(), marks.begin() + static_cast<std::ptrdiff_t>(first)))
+          << ranks << " ranks, rank " << rank;
+    });
+  }
+
+  const oracle::Data small = testdata::softmax_predictions(300, 4, 9, 2.0, 1.4);
+  const auto pred = checked(small);
+  const std::vector<ecekde::detail::LabelledPoints> problems = ecekde::detail::make_problems(pred, CalibrationType::canonical);
+  const std::vector<std::size_t> folds = ecekde::detail::folds_of(pred, 5);
+  std::vector<char> trains(small.n);
+  for (std::size_t i = 0; i < small.n; ++i) trains[i] = i % 3 != 0;
+  const auto every = ecekde::detail::fold_rows(problems[0], folds, 5), sampled = ecekde::detail::fold_rows(problems[0], folds, 5, trains);
+  for (std::size_t f = 0; f < 5; ++f) {
+    EXPECT_EQ(sampled.held_out[f], every.held_out[f]);
+    std::vector<std::size_t> expected_train;
+    for (std::size_t j : every.train[f])
+      if (trains[problems[0].original[j]]) expected_train.push_back(j);
+    EXPECT_EQ(sampled.train[f], expected_train);
   }
 }
 

@@ -166,8 +166,9 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
 // 7.8). Nor one cross-fitted value per row: a training row's value was then fitted on the held-out fold's
 // labels, which the canonical fit learned back (tied rows spread over the folds read a calibrated
 // three-cell model at CE_1 = 0.08). Fold f's canonical fit sees no label of fold f, directly or not.
+// Fitted on the rows `trains` marks (empty: every row), as the canonical fits are.
 std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
                                                     std::size_t fold_count, const SweepPlan& plan,
-                                                    const RingLayout* ring);
+                                                    const RingLayout* ring, std::span<const char> trains = {});
 
 }  // namespace ecekde::detail

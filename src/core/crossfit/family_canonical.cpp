@@ -110,7 +110,7 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
 
 std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
                                                     std::size_t fold_count, const SweepPlan& plan,
-                                                    const RingLayout* ring) {
+                                                    const RingLayout* ring, std::span<const char> trains) {
   std::vector<Problem> problems{make_problem(lp)};
   const std::size_t n = lp.points.n;
   WorkLedger::start(plan.control, pilot_work(1, n));
@@ -118,9 +118,9 @@ std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, co
   const LogitDesign design = beta_design(lp, score_spline(lp, any_saturated({&lp, 1}, ranks), ranks));
   const std::vector<std::vector<double>> theta =
       ring ? crossfit_pilot_on_ring(problems[0], FoldDesigns(design), *plan.kernels, folds, fold_count, plan.control,
-                                    ring->comm)
+                                    ring->comm, {}, trains)
            : crossfit_pilot(problems[0], FoldDesigns(design), *plan.kernels, folds, fold_count, plan.threads,
-                            plan.control, plan.communicator);
+                            plan.control, plan.communicator, {}, trains);
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   std::vector<double> prob(2 * n);

@@ -10,14 +10,29 @@
 
 namespace ecekde::detail {
 
-FoldRows fold_rows(const LabelledPoints& lp, const std::vector<std::size_t>& fold_of_input, std::size_t folds) {
+FoldRows fold_rows(const LabelledPoints& lp, const std::vector<std::size_t>& fold_of_input, std::size_t folds,
+                   std::span<const char> trains) {
   FoldRows out{std::vector<std::vector<std::size_t>>(folds), std::vector<std::vector<std::size_t>>(folds)};
-  for (std::size_t j = 0; j < lp.points.n; ++j)
-    for (std::size_t f = 0; f < folds; ++f) (fold_of_input[lp.original[j]] == f ? out.held_out : out.train)[f].push_back(j);
+  for (std::size_t j = 0; j < lp.points.n; ++j) {
+    const std::size_t i = lp.original[j];
+    for (std::size_t f = 0; f < folds; ++f)
+      if (fold_of_input[i] == f) out.held_out[f].push_back(j);
+      else if (trains.empty() || trains[i]) out.train[f].push_back(j);
+  }
   return out;
 }
 
-std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds, const RingLayout* ring) {
+namespace {
+
+// Each row's key: the hash of its predictions and its turn among the rows with that hash (how many came
+// before it, on this rank and the earlier ones). Distinct rows are told apart by their values alone, tied
+// rows by their turn.
+struct RowKey {
+  std::uint64_t hash;
+  std::size_t turn;
+};
+
+std::vector<RowKey> row_keys(const CheckedPredictions& pred, const RingLayout* ring) {
   std::vector<std::uint64_t> hashes(pred.n);
   const std::size_t first = pred.k <= 2 ? pred.k - 1 : 0;
   for (std::size_t j = 0; j < pred.n; ++j) {
@@ -46,9 +61,27 @@ std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t fo
       if (const auto at = dealt.find(h); at != dealt.end()) ++at->second;
     }
   }
+  std::vector<RowKey> keys(pred.n);
+  for (std::size_t j = 0; j < pred.n; ++j) keys[j] = {hashes[j], dealt[hashes[j]]++};
+  return keys;
+}
+
+}  // namespace
+
+std::vector<std::size_t> folds_of(const CheckedPredictions& pred, std::size_t folds, const RingLayout* ring) {
+  const std::vector<RowKey> keys = row_keys(pred, ring);
   std::vector<std::size_t> fold(pred.n);
-  for (std::size_t j = 0; j < pred.n; ++j) fold[j] = (hashes[j] % folds + dealt[hashes[j]]++ % folds) % folds;
+  for (std::size_t j = 0; j < pred.n; ++j) fold[j] = (keys[j].hash % folds + keys[j].turn % folds) % folds;
   return fold;
+}
+
+std::vector<char> pilot_training_rows(const CheckedPredictions& pred, std::size_t n, const RingLayout* ring) {
+  if (n <= kMaxPilotRows) return {};
+  const std::vector<RowKey> keys = row_keys(pred, ring);
+  std::vector<char> trains(pred.n);
+  for (std::size_t j = 0; j < pred.n; ++j)
+    trains[j] = Rng(keys[j].hash ^ Rng(keys[j].turn).next()).next() % n < kMaxPilotRows;
+  return trains;
 }
 
 }  // namespace ecekde::detail

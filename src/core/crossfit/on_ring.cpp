@@ -16,11 +16,12 @@ namespace ecekde::detail {
 std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                         const std::vector<std::size_t>& fold_of_input,
                                                         std::size_t folds, const RunControl* control,
-                                                        Communicator* ranks, std::span<const double> start) {
+                                                        Communicator* ranks, std::span<const double> start,
+                                                        std::span<const char> trains) {
   const LabelledPoints& lp = *pr.lp;
   designs.cache(lp.points.n);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
-  const FoldRows split = fold_rows(lp, fold_of_input, folds);
+  const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
   const auto& train = split.train;
   const auto& held_out = split.held_out;
   std::vector<double> training(folds);

@@ -48,12 +48,12 @@ double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<con
 std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                 const std::vector<std::size_t>& fold_of_input, std::size_t folds,
                                                 int threads, const RunControl* control, Communicator* comm,
-                                                std::span<const double> start) {
+                                                std::span<const double> start, std::span<const char> trains) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, parameters = designs.shared.parameters();
   designs.cache(n);
   pr.pilot.assign(n * pr.depth, 0.0);
-  const FoldRows split = fold_rows(lp, fold_of_input, folds);
+  const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
   const auto& train = split.train;
   const auto& held_out = split.held_out;
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.

@@ -57,6 +57,8 @@ void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const doubl
 double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<const std::size_t> rows,
                      Communicator* ranks);
 
+// The cross-fitted pilot of a problem: each fold's design fitted on the other folds' rows (those `trains`
+// marks, by input row, where given: fold_rows) and predicted on its own held-out rows into pr.pilot, the
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
 // share and the pilots are combined), stopped by `control` between Newton steps. Returns every fold's
@@ -64,7 +66,7 @@ double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<con
 std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                 const std::vector<std::size_t>& fold_of_input, std::size_t folds,
                                                 int threads, const RunControl* control, Communicator* comm = nullptr,
-                                                std::span<const double> start = {});
+                                                std::span<const double> start = {}, std::span<const char> trains = {});
 
 // crossfit_pilot() when each rank holds only its own rows (own_rows): every fold is fitted on all ranks'
 // training rows, one fold after another on the calling thread (each objective's sums combined over the
@@ -73,7 +75,8 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
 std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                         const std::vector<std::size_t>& fold_of_input,
                                                         std::size_t folds, const RunControl* control,
-                                                        Communicator* ranks, std::span<const double> start = {});
+                                                        Communicator* ranks, std::span<const double> start = {},
+                                                        std::span<const char> trains = {});
 
 // Writes each row's pilot under its fold's parameters into pr.pilot.
 void predict_folds(Problem& pr, const LogitDesign& design, const std::vector<std::vector<double>>& theta,

@@ -17,6 +17,7 @@
 
 #include "core/crossfit.hpp"
 #include "core/crossfit/families.hpp"
+#include "core/crossfit/folds.hpp"
 #include "core/crossfit/pilot_fit.hpp"
 #include "core/crossfit/work.hpp"
 #include "core/distributed.hpp"
@@ -35,6 +36,7 @@ namespace {
 // truth has no biases. Their Hessian costs K^2 / 2 products per row and Newton step.
 constexpr std::size_t kMaxClassBiases = 64;
 constexpr std::size_t kMaxBiasCandidate = 128;
+
 // The canonical pilot's full-matrix candidate (docs/history.md, 7.9): its ridge on W (mean log-loss
 // scale), and the most classes it is tried for. Its Hessian costs K^4 / 2 products per row and Newton step:
 // at n = 10,000 it adds 17-20% to the estimate's time at K = 10 and 25-40% at K = 16 (7.15); at K = 12 a
@@ -90,7 +92,9 @@ constexpr CanonicalCandidate kCanonicalCandidates[] = {
 void select_canonical_pilot(Problem& canonical, const Prepared& in, const EstimateOptions& options,
                             const std::vector<std::size_t>& folds, const RingLayout* ring) {
   const std::vector<LabelledPoints> top = make_problems(in.pred, CalibrationType::top_label);
-  const std::vector<std::vector<double>> features = top_label_features(top[0], folds, options.folds, in.plan, ring);
+  const std::vector<char> trains = pilot_training_rows(in.pred, ring ? ring->n : in.pred.n, ring);
+  const std::vector<std::vector<double>> features =
+      top_label_features(top[0], folds, options.folds, in.plan, ring, trains);
   Communicator* ranks = ring ? ring->comm : nullptr;
   canonical.saturated = any_saturated(in.problems, ranks);
   const auto spline = canonical_spline(in.pred, canonical.saturated, ranks);
@@ -106,9 +110,9 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
   auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
     const FoldDesigns designs(design, adjust_of(design));
     return (ring ? crossfit_pilot_on_ring(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.control,
-                                          ring->comm, start)
+                                          ring->comm, start, trains)
                  : crossfit_pilot(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.threads,
-                                  in.plan.control, in.plan.communicator, start))[0];
+                                  in.plan.control, in.plan.communicator, start, trains))[0];
   };
   auto log_loss = [&](const Problem& pr) {
     return held_out_log_loss(pr, ring ? ring->comm : nullptr, ring ? ring->n : in.pred.n);
