@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -50,6 +52,30 @@ double median(std::vector<double> v, Communicator* ranks, std::size_t n) {
 
 std::string count_text(std::size_t count, const char* what) {
   return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
+}
+
+std::string short_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// A chosen correction bandwidth on the grid's edge, in words (empty when inside it, or not chosen). At the
+// widest the correction is flat and the figure is the pilot's: the data showed no regional departure from
+// it that the criterion could tell from label noise, which at this n may also mean a real one too small or
+// too thinly populated to support (docs/estimator.md, "the correction's bandwidth"). At the narrowest each
+// row's correction rests on its nearest few rows.
+std::string edge_warning(const std::optional<BandwidthSelection>& selection) {
+  if (!selection || selection->grid.size() < 2) return {};
+  const double h = selection->bandwidth;
+  if (h == selection->grid.back())
+    return "the kernel correction's bandwidth is the grid's widest (h = " + short_number(h) +
+           "), where it is flat: the figure is the pilot recalibration's alone, and a miscalibration confined to a "
+           "region with too few rows to tell it from label noise would go unseen";
+  if (h == selection->grid.front())
+    return "the kernel correction's bandwidth is the grid's narrowest (h = " + short_number(h) +
+           "): each row's correction rests on its nearest few rows, and a narrower one might have been chosen";
+  return {};
 }
 
 // The problems whose terms this rank adds: its share where the ranks own problems (SweepPlan::owned_problems),
@@ -159,6 +185,7 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
                            std::to_string(r.bandwidth) + "): the figure is not reliable");
     }
   }
+  if (std::string edge = edge_warning(r.selection); !edge.empty()) r.warnings.push_back(std::move(edge));
   if (rare.size() == 1) {
     r.warnings.push_back("class " + std::to_string(rare[0].first) + " has only " + rare[0].second +
                          ": its calibration error is poorly determined");
