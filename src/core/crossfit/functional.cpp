@@ -70,8 +70,8 @@ std::string edge_warning(const std::optional<BandwidthSelection>& selection) {
   const double h = selection->bandwidth;
   if (h == selection->grid.back())
     return "the kernel correction's bandwidth is the grid's widest (h = " + short_number(h) +
-           "), where it is flat: the figure is the pilot recalibration's alone, and a miscalibration confined to a "
-           "region with too few rows to tell it from label noise would go unseen";
+           "), where it is flat: the figure is the pilot recalibration's alone, blind to a miscalibration confined "
+           "to a region with too few rows to tell it from label noise";
   if (h == selection->grid.front())
     return "the kernel correction's bandwidth is the grid's narrowest (h = " + short_number(h) +
            "): each row's correction rests on its nearest few rows, and a narrower one might have been chosen";
