@@ -561,6 +561,29 @@ TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
   for (const std::string& w : fine.warnings) EXPECT_EQ(w.rfind("the kernel correction's bandwidth is the grid's", 0), 0u) << w;
 }
 
+// Most rows in one tight cluster, a tenth spread over the simplex: at h = 0.001 the median row has
+// hundreds of neighbours, the spread ones about one, and the result says that a tenth of the rows are too
+// thin for a local correction (the rows the cluster's kernels reach are the few it does not count).
+TEST(Crossfit, SaysWhereTheRowsAreTooThinForALocalCorrection) {
+  oracle::Data d = testdata::softmax_predictions(2000, 3, 31);
+  for (std::size_t j = 0; j < 1800; ++j) {
+    const double jitter = 1e-4 * static_cast<double>(j % 7);
+    d.f[j * 3] = 0.5 + jitter;
+    d.f[j * 3 + 1] = 0.3 - jitter;
+    d.f[j * 3 + 2] = 0.2;
+  }
+  const ecekde::Result r = run(d, options(CalibrationType::canonical, 0.001, 1));
+  const std::string start = "the kernel correction has fewer than 5 effective neighbours on ";
+  const auto line = std::find_if(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) { return w.rfind(start, 0) == 0; });
+  ASSERT_NE(line, r.warnings.end()) << (r.warnings.empty() ? "no warnings" : r.warnings[0]);
+  const int percent = std::stoi(line->substr(start.size()));
+  EXPECT_GE(percent, 7);
+  EXPECT_LE(percent, 10);
+  EXPECT_NE(line->find("% of the rows (h = 0.001): where the rows are that thin the figure is the pilot's"), std::string::npos)
+      << *line;
+  for (const std::string& w : r.warnings) EXPECT_EQ(w.find("rests on few neighbours"), std::string::npos) << w;
+}
+
 // The correction's bandwidth on the grid's edge is said in words: at the widest the figure is the pilot's
 // alone, at the narrowest each correction rests on a few rows; inside the grid, or at a given bandwidth,
 // nothing is said. Labels that alternate in narrow bands of f_0 (a checkerboard no pilot follows) take the
