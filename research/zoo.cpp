@@ -49,8 +49,8 @@ void gaussian_classes_posterior(std::size_t k, double separation, const double* 
 struct MapParts {
   std::vector<double> bias;  // K
   std::vector<double> w;     // K x K
-  std::vector<double> centres;        // local maps: count x K bump centres, or K ripple phases
-  std::vector<std::size_t> classes;   // local maps: each bump's class, or a step's class
+  std::vector<double> places;        // local maps: count x K bump centres, or K ripple phases
+  std::vector<std::size_t> classes;  // local maps: each bump's class, or a step's class
 };
 
 void draw_base(const ZooModel& m, Rng& rng, double* f);
@@ -66,15 +66,15 @@ MapParts map_parts(const ZooModel& m) {
       for (std::size_t b = 0; b < m.k; ++b) parts.w[a * m.k + b] = (a == b) + m.map_param * rng.normal();
   }
   if (m.map == Map::bump) {  // each centre a draw of the base itself, so that the bump sits where f lies
-    parts.centres.resize(m.count * m.k);
+    parts.places.resize(m.count * m.k);
     for (std::size_t b = 0; b < m.count; ++b) {
-      draw_base(m, rng, &parts.centres[b * m.k]);
+      draw_base(m, rng, &parts.places[b * m.k]);
       parts.classes.push_back(rng.below(m.k));
     }
   }
   if (m.map == Map::step) parts.classes.push_back(rng.below(m.k));
   if (m.map == Map::ripple)
-    for (std::size_t c = 0; c < m.k; ++c) parts.centres.push_back(2 * std::numbers::pi * rng.uniform());
+    for (std::size_t c = 0; c < m.k; ++c) parts.places.push_back(2 * std::numbers::pi * rng.uniform());
   return parts;
 }
 
@@ -155,7 +155,7 @@ void apply_local_map(const ZooModel& m, const MapParts& parts, double* q) {
   if (m.map == Map::bump) {
     for (std::size_t b = 0; b < m.count; ++b) {
       double d2 = 0;
-      for (std::size_t c = 0; c < K; ++c) d2 += (q[c] - parts.centres[b * K + c]) * (q[c] - parts.centres[b * K + c]);
+      for (std::size_t c = 0; c < K; ++c) d2 += (q[c] - parts.places[b * K + c]) * (q[c] - parts.places[b * K + c]);
       move_towards(K, m.map_param * std::exp(-d2 / (2 * m.scale * m.scale)), parts.classes[b], q);
     }
   } else if (m.map == Map::step) {
@@ -164,7 +164,7 @@ void apply_local_map(const ZooModel& m, const MapParts& parts, double* q) {
   } else {
     double sum = 0;
     for (std::size_t c = 0; c < K; ++c)
-      sum += q[c] *= 1 + m.map_param * std::sin(2 * std::numbers::pi * m.scale * q[c] + parts.centres[c]);
+      sum += q[c] *= 1 + m.map_param * std::sin(2 * std::numbers::pi * m.scale * q[c] + parts.places[c]);
     for (std::size_t c = 0; c < K; ++c) q[c] /= sum;
   }
 }
@@ -400,7 +400,7 @@ std::vector<ZooModel> local_maps(std::size_t k, std::uint64_t draw) {
   // Distances between Dirichlet(1) draws shrink as 1 / sqrt(K): widths in those units.
   const double unit = std::sqrt(2.0 / static_cast<double>(k));
   auto seed = [&rng] { return rng.next(); };
-  std::vector<ZooModel> out = {
+  return {
       {"calibrated", k, Base::dirichlet, 1.0, Map::identity, 0, 0},
       {"bump-narrow", k, Base::dirichlet, 1.0, Map::bump, within(0.25, 0.4), seed(), within(0.15, 0.25) * unit},
       {"bump-wide", k, Base::dirichlet, 1.0, Map::bump, within(0.2, 0.33), seed(), within(0.4, 0.7) * unit},
@@ -413,7 +413,6 @@ std::vector<ZooModel> local_maps(std::size_t k, std::uint64_t draw) {
       {"tempered-step", k, Base::dirichlet, 0.7, Map::step, within(0.15, 0.3), seed(),
        within(1.0, 2.5) / static_cast<double>(k), 1, within(0.7, 0.85)},
   };
-  return out;
 }
 
 ZooModel imagenet_like(std::size_t k) { return {"imagenet-like", k, Base::gaussian_classes, 9.0, Map::posterior, 0, 0}; }

@@ -7,8 +7,6 @@
 // 700 + s. Columns: the truth, the mean of CE_p^p over the sets, its relative error, the sets' standard
 // deviation, the intervals' coverage, the share of sets whose correction bandwidth was the grid's widest
 // (the kernel correction flat: the estimate is the pilot's) and the mean seconds per estimate.
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -16,41 +14,16 @@
 
 #include "ecekde/estimate.hpp"
 #include "zoo.hpp"
+#include "../readings.hpp"
 
 using namespace ecekde;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 std::vector<std::size_t> list_of(const std::string& text) {
   std::vector<std::size_t> out;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoul(item));
-  return out;
-}
-
-struct Readings {
-  double mean = 0, sd = 0, coverage = 0, widest = 0, seconds = 0;
-};
-
-Readings readings(const std::vector<research::ZooData>& data, CalibrationType type, double p, double truth) {
-  const double count = static_cast<double>(data.size());
-  Readings out;
-  double squares = 0;
-  for (const research::ZooData& d : data) {
-    EstimateOptions o;
-    o.type = type;
-    o.p = p;
-    const double t0 = now();
-    const Result r = estimate(d.probs_view(), d.labels_view(), o);
-    out.seconds += (now() - t0) / count;
-    out.mean += r.ce_pow_p / count;
-    squares += r.ce_pow_p * r.ce_pow_p;
-    out.coverage += (r.ce_pow_p_interval->lower <= truth && truth <= r.ce_pow_p_interval->upper) / count;
-    out.widest += (r.selection && r.bandwidth == r.selection->grid.back()) / count;
-  }
-  out.sd = count > 1 ? std::sqrt(std::max(0.0, squares / count - out.mean * out.mean) * count / (count - 1)) : 0.0;
   return out;
 }
 
@@ -77,7 +50,7 @@ int main(int argc, char** argv) {
         for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal})
           for (const research::ZooTruth& t : truths) {
             const double truth = type == CalibrationType::canonical ? t.canonical : t.marginal;
-            const Readings r = readings(data, type, t.p, truth);
+            const research::Readings r = research::crossfit_readings(data, type, t.p, truth);
             // A calibrated model's truth is 0 up to the Monte Carlo fit: no relative error.
             const std::string relative = truth > 1e-6 ? std::to_string(r.mean / truth - 1) : "";
             std::printf("%llu,%zu,%s,%zu,%s,%g,%.6g,%.6g,%s,%.4g,%.3f,%.3f,%.3f\n",
