@@ -12,6 +12,7 @@ measurements themselves are the commands named in SOURCES (see also docs/validat
 The tables sit in docs/validation.md between the lines BEGIN and END below. Standard library only.
 """
 import csv
+import math
 import os
 import statistics
 import subprocess
@@ -44,6 +45,7 @@ SOURCES = {
     "experiments/real/results/xe.csv": "experiments/real/run.sh",
     "experiments/real/results/kde_xe.csv": "experiments/real/run.sh",
     "experiments/real/results/rescore.csv": PY + "experiments/real/rescore.py",
+    "experiments/consistency/results/local_maps.csv": "experiments/consistency/run.sh",
 }
 for seed in range(2, 6):
     SOURCES[f"{ACC}random_models_seed{seed}.csv"] = (
@@ -373,6 +375,75 @@ def real_table():
     return out
 
 
+def consistency_tables():
+    """The default estimator against n on the local maps (research::local_maps, draw 1)."""
+    path = "experiments/consistency/results/local_maps.csv"
+    rows = read(path)
+    ns = sorted({int(r["n"]) for r in rows})
+    figures = [("canonical", "1"), ("canonical", "2"), ("marginal", "1"), ("marginal", "2")]
+    cell = {(r["k"], r["model"], int(r["n"]), r["type"], r["p"]): r for r in rows}
+    out = ["### Consistency on local maps", ""] + source(path)
+    out += ["Miscalibrations confined to a region of the simplex (`research::local_maps`, draw 1, never used for "
+            "design: bumps of several widths and places, three bumps, a class-wise step, a ripple, and a bump or step "
+            "after a temperature), on Dirichlet predictions. Each cell is the relative error of the mean over the data "
+            "sets (5; 3 at n = 30,000) of canonical CE_1 / canonical CE_2^2 / marginal CE_1 / marginal CE_2^2; for the "
+            "calibrated model, the mean readings of canonical and marginal CE_1. A model whose canonical CE_1 is below "
+            "0.02 is marked *weak*: its relative errors are mostly sampling noise; a figure whose truth is below 1e-6 has "
+            "none (-); n/a: not run.", "",
+            "| K | model | " + " | ".join(f"n = {n:,}" for n in ns) + " |",
+            "|---|---|" + "---|" * len(ns)]
+    keys = sorted({(r["k"], r["model"]) for r in rows}, key=lambda km: (int(km[0]), km[1] != "calibrated", km[1]))
+    weak = {km for km in keys if 0 < float(cell[(*km, ns[0], "canonical", "1")]["truth"]) < 0.02}
+    for k, model in keys:
+        name = model + (" (weak)" if (k, model) in weak else "")
+        cells = []
+        for n in ns:
+            got = [cell.get((k, model, n, t, p)) for t, p in figures]
+            if got[0] is None:
+                cells.append("")
+            elif model == "calibrated":
+                cells.append(f"{float(got[0]['mean']):.4f} / {float(got[2]['mean']):.4f}")
+            else:
+                cells.append(" / ".join("n/a" if g is None else signed(float(g["relative_error"])) if g["relative_error"]
+                                        else "-" for g in got))
+        out.append(f"| {k} | {name} | " + " | ".join(cells) + " |")
+    out += ["", "Against issue 48's targets, per K and n over the figures above of the miscalibrated models that are not "
+            "weak (issue 48 asks for every one within 10% at n = 3,000 and 5% at 20,000, and intervals holding the truth in "
+            "90% of the data sets in every cell); *held*: cells whose intervals held the truth in at least 90% of the "
+            "sets; *flat*: the share of all the K's estimates whose correction bandwidth was the grid's widest; "
+            "*seconds*: the mean time of one estimate.", "",
+            "| K | n | figures | within 5% | within 10% | within 20% | median abs. rel. error | held | flat | seconds |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for k in sorted({r["k"] for r in rows}, key=int):
+        for n in sorted({int(r["n"]) for r in rows if r["k"] == k}):
+            sub = [r for r in rows if r["k"] == k and int(r["n"]) == n]
+            mis = [r for r in sub if r["model"] != "calibrated" and (k, r["model"]) not in weak]
+            rel = [abs(float(r["relative_error"])) for r in mis]
+            held = sum(float(r["coverage"]) >= 0.9 for r in mis)
+            flat = statistics.fmean(float(r["widest"]) for r in sub)
+            seconds = statistics.fmean(float(r["seconds"]) for r in sub)
+            out.append(f"| {k} | {n:,} | {len(mis)} | {sum(x <= 0.05 for x in rel)} | {sum(x <= 0.1 for x in rel)} | "
+                       f"{sum(x <= 0.2 for x in rel)} | {pct(statistics.median(rel), 1)} | {held} of {len(mis)} | "
+                       f"{pct(flat)} | {seconds:.2f} |")
+    out += ["", "The calibrated model's readings against n: the least-squares slope of log(mean CE_1) on log n "
+            "(n^-1/2 is a slope of -0.5).", "", "| K | n | canonical CE_1 slope | marginal CE_1 slope |", "|---|---|---|---|"]
+    for k in sorted({r["k"] for r in rows}, key=int):
+        slopes = []
+        for t in ("canonical", "marginal"):
+            pts = [(math.log(int(r["n"])), math.log(float(r["mean"]))) for r in rows
+                   if r["k"] == k and r["model"] == "calibrated" and r["type"] == t and r["p"] == "1" and float(r["mean"]) > 0]
+            slopes.append(f"{least_squares_slope(pts):+.2f}" if len(pts) > 1 else "")
+        kn = sorted({int(r["n"]) for r in rows if r["k"] == k})
+        out.append(f"| {k} | {kn[0]:,} to {kn[-1]:,} | {slopes[0]} | {slopes[1]} |")
+    return out + [""]
+
+
+def least_squares_slope(points):
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+
+
 def tables():
     truth = zoo_truths()
     out = [BEGIN, ""]
@@ -382,6 +453,7 @@ def tables():
     out += coverage_tables(truth)
     out += convergence_table(truth)
     out += other_families()
+    out += consistency_tables()
     out += real_table()
     out += [END]
     return "\n".join(out) + "\n"

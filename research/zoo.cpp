@@ -49,7 +49,11 @@ void gaussian_classes_posterior(std::size_t k, double separation, const double* 
 struct MapParts {
   std::vector<double> bias;  // K
   std::vector<double> w;     // K x K
+  std::vector<double> places;        // local maps: count x K bump centres, or K ripple phases
+  std::vector<std::size_t> classes;  // local maps: each bump's class, or a step's class
 };
+
+void draw_base(const ZooModel& m, Rng& rng, double* f);
 
 MapParts map_parts(const ZooModel& m) {
   Rng rng = Rng::stream(m.seed, 0x7a6f6fULL);
@@ -61,6 +65,16 @@ MapParts map_parts(const ZooModel& m) {
     for (std::size_t a = 0; a < m.k; ++a)
       for (std::size_t b = 0; b < m.k; ++b) parts.w[a * m.k + b] = (a == b) + m.map_param * rng.normal();
   }
+  if (m.map == Map::bump) {  // each centre a draw of the base itself, so that the bump sits where f lies
+    parts.places.resize(m.count * m.k);
+    for (std::size_t b = 0; b < m.count; ++b) {
+      draw_base(m, rng, &parts.places[b * m.k]);
+      parts.classes.push_back(rng.below(m.k));
+    }
+  }
+  if (m.map == Map::step) parts.classes.push_back(rng.below(m.k));
+  if (m.map == Map::ripple)
+    for (std::size_t c = 0; c < m.k; ++c) parts.places.push_back(2 * std::numbers::pi * rng.uniform());
   return parts;
 }
 
@@ -129,10 +143,44 @@ void draw_base(const ZooModel& m, Rng& rng, double* f) {
   }
 }
 
+// q = (1 - s) f + s e_t in place: a share s of the probability moved to class t (stays on the simplex).
+void move_towards(std::size_t k, double s, std::size_t t, double* q) {
+  for (std::size_t c = 0; c < k; ++c) q[c] *= 1 - s;
+  q[t] += s;
+}
+
+// The local maps, on f already tempered (in q).
+void apply_local_map(const ZooModel& m, const MapParts& parts, double* q) {
+  const std::size_t K = m.k;
+  if (m.map == Map::bump) {
+    for (std::size_t b = 0; b < m.count; ++b) {
+      double d2 = 0;
+      for (std::size_t c = 0; c < K; ++c) d2 += (q[c] - parts.places[b * K + c]) * (q[c] - parts.places[b * K + c]);
+      move_towards(K, m.map_param * std::exp(-d2 / (2 * m.scale * m.scale)), parts.classes[b], q);
+    }
+  } else if (m.map == Map::step) {
+    const std::size_t j = parts.classes[0];
+    if (q[j] > m.scale) move_towards(K, m.map_param, (j + 1) % K, q);
+  } else {
+    double sum = 0;
+    for (std::size_t c = 0; c < K; ++c)
+      sum += q[c] *= 1 + m.map_param * std::sin(2 * std::numbers::pi * m.scale * q[c] + parts.places[c]);
+    for (std::size_t c = 0; c < K; ++c) q[c] /= sum;
+  }
+}
+
 void apply_map(const ZooModel& m, const MapParts& parts, const double* f, double* q) {
   const std::size_t K = m.k;
   std::vector<double> z(K);
   switch (m.map) {
+    case Map::bump:
+    case Map::step:
+    case Map::ripple:
+      for (std::size_t c = 0; c < K; ++c) z[c] = safe_log(f[c]) / m.pre_temperature;
+      softmax_in_place(z);
+      std::copy(z.begin(), z.end(), q);
+      apply_local_map(m, parts, q);
+      return;
     case Map::identity:
       std::copy_n(f, K, q);
       return;
@@ -343,6 +391,27 @@ std::vector<ZooModel> saturated(std::size_t k) {
       {"truncated-leak", k, Base::truncated_logits, 2.0, Map::mix_uniform, 0.1, 0},
       {"truncated-overconfident", k, Base::truncated_logits, 2.0, Map::temperature, 1.5, 0},
       {"truncated-class-bias", k, Base::truncated_logits, 2.0, Map::class_bias, 0.5, 3},
+  };
+}
+
+std::vector<ZooModel> local_maps(std::size_t k, std::uint64_t draw) {
+  Rng rng = Rng::stream(draw, 0x6c6f63616cULL);
+  auto within = [&rng](double lo, double hi) { return lo + (hi - lo) * rng.uniform(); };
+  // Distances between Dirichlet(1) draws shrink as 1 / sqrt(K): widths in those units.
+  const double unit = std::sqrt(2.0 / static_cast<double>(k));
+  auto seed = [&rng] { return rng.next(); };
+  return {
+      {"calibrated", k, Base::dirichlet, 1.0, Map::identity, 0, 0},
+      {"bump-narrow", k, Base::dirichlet, 1.0, Map::bump, within(0.25, 0.4), seed(), within(0.15, 0.25) * unit},
+      {"bump-wide", k, Base::dirichlet, 1.0, Map::bump, within(0.2, 0.33), seed(), within(0.4, 0.7) * unit},
+      {"bump-sparse", k, Base::dirichlet, 0.5, Map::bump, within(0.25, 0.4), seed(), within(0.2, 0.4) * unit},
+      {"bumps-three", k, Base::dirichlet, 1.0, Map::bump, within(0.2, 0.33), seed(), within(0.2, 0.35) * unit, 3},
+      {"step", k, Base::dirichlet, 1.0, Map::step, within(0.15, 0.3), seed(), within(1.0, 2.5) / static_cast<double>(k)},
+      {"ripple", k, Base::dirichlet, 1.0, Map::ripple, within(0.2, 0.4), seed(), within(2.0, 4.0)},
+      {"tempered-bump", k, Base::dirichlet, 1.0, Map::bump, within(0.2, 0.33), seed(), within(0.25, 0.45) * unit, 1,
+       within(1.2, 1.5)},
+      {"tempered-step", k, Base::dirichlet, 0.7, Map::step, within(0.15, 0.3), seed(),
+       within(1.0, 2.5) / static_cast<double>(k), 1, within(0.7, 0.85)},
   };
 }
 

@@ -36,6 +36,12 @@ enum class Map {
   wiggle,       ///< f_c (1 + param sin(2 pi f_c)), renormalised: not monotone, not a temperature map
   confusion,    ///< softmax(W log f) with W = I + param N(0, 1) (seeded): classes confused with each other
   posterior,    ///< P(y | f) of Base::gaussian_classes, in closed form (that base only)
+  // Local maps (research::local_maps): no parametric recalibration follows them. Each first tempers f by
+  // ZooModel::pre_temperature (1: not at all), then moves it locally; places and classes come from the seed.
+  bump,    ///< `count` bumps: q = (1 - s) f + s e_t, s = param exp(-||f - c||^2 / (2 scale^2)), c a draw of the
+           ///< base, t a drawn class (several bumps: applied in turn)
+  step,    ///< where f_j > scale for a drawn class j: q = (1 - param) f + param e_{j+1}, else q = f
+  ripple,  ///< f_c (1 + param sin(2 pi scale f_c + phase_c)), renormalised: a non-monotone wiggle of frequency scale
 };
 
 struct ZooModel {
@@ -45,7 +51,10 @@ struct ZooModel {
   double base_param = 1;
   Map map = Map::identity;
   double map_param = 0;
-  std::uint64_t seed = 0;  ///< draws of the map's random parts (class biases, W)
+  std::uint64_t seed = 0;  ///< draws of the map's random parts (class biases, W, local maps' places)
+  double scale = 0;            ///< local maps: a bump's width, a step's threshold, a ripple's frequency
+  std::size_t count = 1;       ///< Map::bump: how many bumps
+  double pre_temperature = 1;  ///< local maps: f tempered first, softmax(log f / pre_temperature)
 };
 
 /// n samples: f from the base, q = E[y | f] from the map, y ~ Categorical(q).
@@ -102,6 +111,12 @@ ZooModel model_named(const std::string& name, std::size_t k);
 /// for K that the accuracy tests do not use (2, 4, 7). Never used to design or tune the estimator; they
 /// check that an unseen model holds no surprise (docs/history.md, 7.4).
 std::vector<ZooModel> held_out(std::size_t k);
+
+/// Local maps (Map::bump, step, ripple, alone and after a temperature) on Dirichlet predictions, plus a
+/// calibrated model, for the consistency study (experiments/consistency). Their parameters (amplitudes,
+/// widths, places, thresholds, frequencies) are drawn from `draw`: draw 0 is the design set, the one looked
+/// at while changing the estimator; the study reports other draws, never used for design.
+std::vector<ZooModel> local_maps(std::size_t k, std::uint64_t draw);
 
 /// A classifier with a few distinct predictions (a lookup table, a tree, a quantised model): cell v
 /// predicts f_v with probability pi_v, and its labels follow q_v = f_v^gamma renormalised (gamma = 1:

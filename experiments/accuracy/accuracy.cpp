@@ -24,6 +24,7 @@
 #include "ecekde/binned.hpp"
 #include "ecekde/estimate.hpp"
 #include "zoo.hpp"
+#include "../readings.hpp"
 
 using namespace ecekde;
 using research::ZooModel;
@@ -73,30 +74,6 @@ std::vector<std::size_t> numbers(int argc, char** argv, int from) {
 
 constexpr CalibrationType kTypes[] = {CalibrationType::canonical, CalibrationType::marginal, CalibrationType::top_label};
 
-// Crossfit's CE_p^p of one type over data sets of one model: the mean, the sample standard deviation, and
-// the fraction of the sets whose interval holds `truth`.
-struct Readings {
-  double mean = 0, sd = 0, coverage = 0;
-};
-
-Readings crossfit_readings(const std::vector<research::ZooData>& data, CalibrationType type, double p, double truth) {
-  const double count = static_cast<double>(data.size());
-  Readings out;
-  double squares = 0, covered = 0;
-  for (const research::ZooData& d : data) {
-    EstimateOptions o;
-    o.type = type;
-    o.p = p;
-    const Result r = estimate(d.probs_view(), d.labels_view(), o);
-    out.mean += r.ce_pow_p / count;
-    squares += r.ce_pow_p * r.ce_pow_p;
-    covered += r.ce_pow_p_interval->lower <= truth && truth <= r.ce_pow_p_interval->upper;
-  }
-  out.sd = std::sqrt(std::max(0.0, squares / count - out.mean * out.mean) * count / (count - 1));
-  out.coverage = covered / count;
-  return out;
-}
-
 // Calls run(data, prefix) for data set s = 0 .. sets - 1 (seed 1000 + s) of every zoo model at each K, with
 // the CSV prefix "k,model,n,set".
 template <class Run>
@@ -141,7 +118,7 @@ int main(int argc, char** argv) {
           for (double p : {1.0, 2.0}) {
             const research::ZooTruth truth = research::truth(m, p);
             const double target = t == CalibrationType::top_label ? truth.top_label : truth.canonical;
-            const Readings r = crossfit_readings(data, t, p, target);
+            const research::Readings r = research::crossfit_readings(data, t, p, target);
             std::fprintf(out, "%zu,%zu,%g,%zu,%zu,%s,%g,%.6g,%.6g,%.4f\n", spec.cells, spec.k, spec.gamma, spec.n, draw,
                          std::string(to_string(t)).c_str(), p, target, r.mean, r.coverage);
             std::fflush(out);
@@ -169,7 +146,7 @@ int main(int argc, char** argv) {
             const double target = t == CalibrationType::canonical  ? truth.canonical
                                   : t == CalibrationType::marginal ? truth.marginal
                                                                    : truth.top_label;
-            const Readings r = crossfit_readings(data, t, truth.p, target);
+            const research::Readings r = research::crossfit_readings(data, t, truth.p, target);
             // Calibrated models' truths are 0 up to the Monte Carlo fit: no relative error. A mean of equal
             // readings (all 0) has no standard error either.
             const std::string relative = target > 1e-6 ? std::to_string(r.mean / target - 1) : "";

@@ -49,6 +49,62 @@ TEST(ZooTruth, AgreesWithTheExactTruthOfThePapersModel) {
   }
 }
 
+// The local maps (research::local_maps) move probability as documented, checked on their samples without
+// the zoo's internals: a single bump or a step gives q = (1 - s) f + s e_t for one class t, with s in
+// [0, param]; a step's s is param or 0, a bump's varies over the simplex, up to over half of param near
+// its centre (a draw of the base, so some rows sit there). Every map stays on the simplex.
+TEST(ZooTruth, LocalMapsMoveProbabilityWhereTheySay) {
+  for (const std::size_t k : {3, 10})
+    for (const std::uint64_t draw : {0, 1})
+      for (const ZooModel& m : ecekde::research::local_maps(k, draw)) {
+        SCOPED_TRACE(m.name + ", K = " + std::to_string(k) + ", draw " + std::to_string(draw));
+        const ecekde::research::ZooData d = ecekde::research::sample(m, 4000, 9);
+        const bool single = m.pre_temperature == 1 && m.count == 1 &&
+                            (m.map == ecekde::research::Map::bump || m.map == ecekde::research::Map::step);
+        double smallest = 1, largest = 0;
+        for (std::size_t j = 0; j < d.n; ++j) {
+          const double* f = d.probs.data() + j * k;
+          const double* q = d.calibrated.data() + j * k;
+          double total = 0;
+          for (std::size_t c = 0; c < k; ++c) {
+            EXPECT_GE(q[c], 0.0);
+            total += q[c];
+          }
+          ASSERT_NEAR(total, 1.0, 1e-12);
+          if (!single) continue;
+          // s from a class whose q fell (q_c = (1 - s) f_c there), then every class checked against it.
+          double s = 0;
+          std::size_t readable = 0;
+          for (std::size_t c = 0; c < k; ++c)
+            if (f[c] > 1e-3) {
+              s = std::max(s, 1 - q[c] / f[c]);
+              ++readable;
+            }
+          if (readable < 2) continue;  // near a vertex the one class left cannot show s
+          std::size_t raised = 0;
+          for (std::size_t c = 0; c < k; ++c) {
+            const double rest = q[c] - (1 - s) * f[c];
+            if (rest > 1e-9) {
+              ++raised;
+              EXPECT_NEAR(rest, s, 1e-9);
+            }
+          }
+          EXPECT_LE(raised, 1u);
+          EXPECT_LE(s, m.map_param + 1e-12);
+          if (m.map == ecekde::research::Map::step && s > 1e-9) EXPECT_NEAR(s, m.map_param, 1e-9);
+          smallest = std::min(smallest, s);
+          largest = std::max(largest, s);
+        }
+        if (m.map == ecekde::research::Map::identity || !single) continue;
+        EXPECT_LT(smallest, 0.5 * largest);  // local: some rows moved much less than others
+        if (m.map == ecekde::research::Map::bump) EXPECT_GT(largest, 0.5 * m.map_param);
+        if (m.map == ecekde::research::Map::step) {
+          EXPECT_EQ(smallest, 0.0);
+          EXPECT_NEAR(largest, m.map_param, 1e-9);
+        }
+      }
+}
+
 // The ImageNet-shaped model's closed-form P(y | f) against its generator: labels drawn first, logits given
 // the label as bench/imagenet_like.py draws them (written here again, not taken from the zoo). Over such
 // draws E[([y = c] - q_c(f)) h(f)] = 0 for every function h; for f itself (not calibrated) it is not.

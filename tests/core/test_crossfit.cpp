@@ -662,8 +662,68 @@ TEST(Crossfit, WarnsInWordsWhereTheFigureCannotBeTrusted) {
   EXPECT_NE(line->find(", class 6: "), std::string::npos) << *line;
   EXPECT_EQ(line->find("class 7:"), std::string::npos) << *line;
   EXPECT_NE(line->find(", and 1 more): their calibration errors are poorly determined"), std::string::npos) << *line;
+  // Enough samples, enough neighbours: at most the line that says where the correction's bandwidth sits.
   const ecekde::Result fine = run(testdata::softmax_predictions(2000, 3, 8), options(CalibrationType::canonical, std::nullopt, 1));
-  EXPECT_TRUE(fine.warnings.empty());
+  EXPECT_LE(fine.warnings.size(), 1u);
+  for (const std::string& w : fine.warnings) EXPECT_EQ(w.rfind("the kernel correction's bandwidth is the grid's", 0), 0u) << w;
+}
+
+// Most rows in one tight cluster, a tenth spread over the simplex: at h = 0.001 the median row has
+// hundreds of neighbours, the spread ones about one, and the result says that a tenth of the rows are too
+// thin for a local correction (the rows the cluster's kernels reach are the few it does not count).
+TEST(Crossfit, SaysWhereTheRowsAreTooThinForALocalCorrection) {
+  oracle::Data d = testdata::softmax_predictions(2000, 3, 31);
+  for (std::size_t j = 0; j < 1800; ++j) {
+    const double jitter = 1e-4 * static_cast<double>(j % 7);
+    d.f[j * 3] = 0.5 + jitter;
+    d.f[j * 3 + 1] = 0.3 - jitter;
+    d.f[j * 3 + 2] = 0.2;
+  }
+  const ecekde::Result r = run(d, options(CalibrationType::canonical, 0.001, 1));
+  const std::string start = "the kernel correction has fewer than 5 effective neighbours on ";
+  const auto line = std::find_if(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) { return w.rfind(start, 0) == 0; });
+  ASSERT_NE(line, r.warnings.end()) << (r.warnings.empty() ? "no warnings" : r.warnings[0]);
+  const int percent = std::stoi(line->substr(start.size()));
+  EXPECT_GE(percent, 7);
+  EXPECT_LE(percent, 10);
+  EXPECT_NE(line->find("% of the rows (h = 0.001): where the rows are that thin the figure is the pilot's"), std::string::npos)
+      << *line;
+  for (const std::string& w : r.warnings) EXPECT_EQ(w.find("rests on few neighbours"), std::string::npos) << w;
+}
+
+// The correction's bandwidth on the grid's edge is said in words: at the widest the figure is the pilot's
+// alone, at the narrowest each correction rests on a few rows; inside the grid, or at a given bandwidth,
+// nothing is said. Labels that alternate in narrow bands of f_0 (a checkerboard no pilot follows) take the
+// narrowest of {0.001, 1000}; calibrated labels take the flat one.
+TEST(Crossfit, SaysWhenTheCorrectionsBandwidthIsOnTheGridsEdge) {
+  const std::string widest = "the kernel correction's bandwidth is the grid's widest (h = ";
+  const std::string narrowest = "the kernel correction's bandwidth is the grid's narrowest (h = ";
+  auto said = [](const ecekde::Result& r, const std::string& start) {
+    return std::count_if(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) { return w.rfind(start, 0) == 0; });
+  };
+  const oracle::Data calibrated = testdata::softmax_predictions(2000, 3, 8);
+  oracle::Data banded = calibrated;
+  for (std::size_t j = 0; j < banded.n; ++j)
+    banded.y[j] = static_cast<std::int64_t>(static_cast<int>(banded.f[j * banded.k] * 20) % 2);
+  for (const CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
+    ecekde::EstimateOptions o = options(type, std::nullopt, 1);
+    o.bandwidth_selection.grid = {0.001, 1000};
+    const ecekde::Result flat = run(calibrated, o), sharp = run(banded, o);
+    EXPECT_EQ(flat.bandwidth, 1000);
+    EXPECT_EQ(said(flat, widest + "1000), where it is flat"), 1);
+    EXPECT_EQ(said(flat, narrowest), 0);
+    EXPECT_EQ(sharp.bandwidth, 0.001);
+    EXPECT_EQ(said(sharp, narrowest + "0.001): each row's correction rests on its nearest few rows"), 1);
+    EXPECT_EQ(said(sharp, widest), 0);
+    o.bandwidth_selection.grid = {0.001, 0.5, 1000};  // a line exactly when the choice is an edge
+    for (const oracle::Data* d : std::array<const oracle::Data*, 2>{&calibrated, &banded}) {
+      const ecekde::Result r = run(*d, o);
+      EXPECT_EQ(said(r, widest), r.bandwidth == 1000 ? 1 : 0) << r.bandwidth;
+      EXPECT_EQ(said(r, narrowest), r.bandwidth == 0.001 ? 1 : 0) << r.bandwidth;
+    }
+    const ecekde::Result given = run(calibrated, options(type, 1000.0, 1));  // no choice made: nothing said
+    EXPECT_EQ(said(given, widest) + said(given, narrowest), 0);
+  }
 }
 
 // A map that swaps two classes' probabilities (labels drawn from f with classes 0 and 1 exchanged) moves

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -16,6 +18,7 @@ namespace ecekde::detail {
 namespace {
 
 constexpr double kFewNeighbours = 5;        // median effective neighbours below this: a warning
+constexpr double kThinShare = 0.05;         // or this share of rows below it: a line on the thin regions
 
 // phi_p(t) = sign(t) |t|^(p - 1), with phi_1(0) = 0.
 double phi(double t, double p) { return pow_abs_derivative(t, p) / p; }
@@ -70,6 +73,30 @@ void compact_averaged(const std::vector<char>& averaged, std::vector<double>& te
 
 std::string count_text(std::size_t count, const char* what) {
   return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
+}
+
+std::string short_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// A chosen correction bandwidth on the grid's edge, in words (empty when inside it, or not chosen). At the
+// widest the correction is flat and the figure is the pilot's: the data showed no regional departure from
+// it that the criterion could tell from label noise, which at this n may also mean a real one too small or
+// too thinly populated to support (docs/estimator.md, "the correction's bandwidth"). At the narrowest each
+// row's correction rests on its nearest few rows.
+std::string edge_warning(const std::optional<BandwidthSelection>& selection) {
+  if (!selection || selection->grid.size() < 2) return {};
+  const double h = selection->bandwidth;
+  if (h == selection->grid.back())
+    return "the kernel correction's bandwidth is the grid's widest (h = " + short_number(h) +
+           "), where it is flat: the figure is the pilot recalibration's alone, blind to a miscalibration confined "
+           "to a region with too few rows to tell it from label noise";
+  if (h == selection->grid.front())
+    return "the kernel correction's bandwidth is the grid's narrowest (h = " + short_number(h) +
+           "): each row's correction rests on its nearest few rows, and a narrower one might have been chosen";
+  return {};
 }
 
 // The problems whose terms this rank adds: its share where the ranks own problems (SweepPlan::owned_problems),
@@ -157,24 +184,32 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
   if (options.type == CalibrationType::canonical && n < 20 * (r.k + 2))
     r.warnings.push_back("only " + count_text(n, "sample") + " for " + std::to_string(r.k) +
                          " classes: the recalibration map behind the canonical estimate is poorly determined");
-  // Per problem: its positives, negatives and median neighbours (owned: from each problem's owner).
-  std::vector<double> facts(3 * problems.size(), 0.0);
+  // Per problem: its positives, negatives, median neighbours and share of rows with fewer than
+  // kFewNeighbours (owned: from each problem's owner).
+  constexpr std::size_t kFacts = 4;
+  std::vector<double> facts(kFacts * problems.size(), 0.0);
   for (std::size_t q = mine.begin; q < mine.end; ++q) {
     const LabelledPoints& lp = *problems[q].lp;
     if (lp.one_dimensional) {
       ECEKDE_ASSERT(!ring);  // the ring runs canonical problems only
-      facts[3 * q] = static_cast<double>(lp.class_begin[2] - lp.class_begin[1]);
-      facts[3 * q + 1] = static_cast<double>(lp.class_begin[1]);
+      facts[kFacts * q] = static_cast<double>(lp.class_begin[2] - lp.class_begin[1]);
+      facts[kFacts * q + 1] = static_cast<double>(lp.class_begin[1]);
     }
-    facts[3 * q + 2] = median(fit.corrected[q].neighbours, ranks, fit.averaged_rows);
+    const std::vector<double>& neighbours = fit.corrected[q].neighbours;
+    facts[kFacts * q + 2] = median(neighbours, ranks, fit.averaged_rows);
+    std::vector<double> thin(neighbours.size());
+    for (std::size_t j = 0; j < thin.size(); ++j) thin[j] = neighbours[j] < kFewNeighbours;
+    facts[kFacts * q + 3] = total_over_ranks(ranks, thin) / static_cast<double>(fit.averaged_rows);
   }
   if (owned) combine_shares(in.plan.communicator, facts);
   std::vector<std::pair<std::size_t, std::string>> rare;  // (class, "3 positives"): one line for them all
   bool few_neighbours = false;
+  double thinnest = 0;  // the largest share of a problem's rows with fewer than kFewNeighbours
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const LabelledPoints& lp = *problems[q].lp;
     if (lp.one_dimensional) {
-      const auto positives = static_cast<std::size_t>(facts[3 * q]), negatives = static_cast<std::size_t>(facts[3 * q + 1]);
+      const auto positives = static_cast<std::size_t>(facts[kFacts * q]);
+      const auto negatives = static_cast<std::size_t>(facts[kFacts * q + 1]);
       const std::size_t fewest = std::min(positives, negatives);
       if (fewest < 10) {
         const std::string count = count_text(fewest, positives < negatives ? "positive" : "negative");
@@ -184,7 +219,8 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
           r.warnings.push_back("the labels have only " + count + ": its calibration error is poorly determined");
       }
     }
-    const double neighbours = facts[3 * q + 2];
+    const double neighbours = facts[kFacts * q + 2];
+    thinnest = std::max(thinnest, facts[kFacts * q + 3]);
     if (neighbours < kFewNeighbours && !few_neighbours) {  // said once, for the first problem it concerns
       few_neighbours = true;
       r.warnings.push_back("the kernel estimate rests on few neighbours (median " +
@@ -192,6 +228,14 @@ void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fi
                            std::to_string(r.bandwidth) + "): the figure is not reliable");
     }
   }
+  // Most rows well surrounded, a region thin: there the correction is thresholded away, and the figure
+  // cannot follow a miscalibration local to it.
+  if (!few_neighbours && thinnest >= kThinShare)
+    r.warnings.push_back("the kernel correction has fewer than " + short_number(kFewNeighbours) +
+                         " effective neighbours on " + short_number(std::round(100 * thinnest)) +
+                         "% of the rows (h = " + short_number(r.bandwidth) +
+                         "): where the rows are that thin the figure is the pilot's, blind to a miscalibration local to them");
+  if (std::string edge = edge_warning(r.selection); !edge.empty()) r.warnings.push_back(std::move(edge));
   if (rare.size() == 1) {
     r.warnings.push_back("class " + std::to_string(rare[0].first) + " has only " + rare[0].second +
                          ": its calibration error is poorly determined");
