@@ -26,7 +26,7 @@ struct Args {
   std::string out, save_probs;
   bool quiet = false;
   int steps = 100, warmup = 5;
-  CLI::Option* p_option = nullptr;
+  std::vector<CLI::Option*> p_options;  // --p of each subcommand
 };
 
 void add_training_options(CLI::App& cmd, Args& a) {
@@ -38,8 +38,8 @@ void add_training_options(CLI::App& cmd, Args& a) {
       ->capture_default_str();
   cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe / mmce regulariser")->capture_default_str();
   cmd.add_option("--gamma", t.objective.gamma, "focal: exponent; mse-sharpness: weight in [0, 1)")->capture_default_str();
-  a.p_option = cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error (kde-xe-debiased: 2, the default there)")
-                   ->capture_default_str();
+  a.p_options.push_back(cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error (kde-xe-debiased: 2, the default there)")
+                   ->capture_default_str());
   cmd.add_option("--bandwidth", a.bandwidth,
                  "kde-xe, mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
       ->type_name("auto|FLOAT")
@@ -62,7 +62,8 @@ void finish_options(Args& a) {
   t.model.architecture = parse_architecture(a.architecture);
   t.objective.objective = parse_objective(a.objective);
   // kde-xe-debiased estimates CE_2^2: p defaults to 2 there, and another p given is refused (by the trainer).
-  if (t.objective.objective == Objective::kde_xe_debiased && a.p_option->count() == 0) t.objective.p = 2;
+  const bool p_given = std::any_of(a.p_options.begin(), a.p_options.end(), [](CLI::Option* o) { return o->count() > 0; });
+  if (t.objective.objective == Objective::kde_xe_debiased && !p_given) t.objective.p = 2;
   if (!has_lambda(t.objective.objective) && t.objective.lambda != 0)
     throw std::invalid_argument("--lambda applies to kde-xe, kde-xe-debiased and mmce, not to " + a.objective);
   // Read as ecekde estimate reads its --bandwidth (the option table's kind and none word).
