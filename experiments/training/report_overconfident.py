@@ -149,7 +149,8 @@ def tables(groups, runs, quick):
         f"weight decay {c['weight_decay']:g}, no augmentation. Every entry is the mean ± standard deviation over "
         f"the seeds on the {n_test:,} test images; CE_1 is the library's default (crossfit) estimate with, in "
         "brackets, its 95% interval averaged over the seeds. Methods are as trained (before temperature "
-        "scaling) except the rows marked + TS (the temperature fitted by NLL on the 10,000 validation images).\n")
+        f"scaling) except the rows marked + TS (the temperature fitted by NLL on the {c['eval_size'] or 10000:,} "
+        "validation images).\n")
     counts = {label(*k): len(v) for k, v in groups.items()}
     short = [f"{k} ({n})" for k, n in counts.items() if n < len(seeds)]
     if short:
