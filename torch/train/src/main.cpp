@@ -36,12 +36,12 @@ void add_training_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--width", t.model.width, "resnet: channels of the first stage; mlp: hidden units")->capture_default_str();
   cmd.add_option("--objective", a.objective, "xe, kde-xe, kde-xe-debiased, mmce, focal, focal53, mse, mse-sharpness")
       ->capture_default_str();
-  cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe / mmce regulariser")->capture_default_str();
+  cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe, kde-xe-debiased or mmce regulariser (>= 0)")->capture_default_str();
   cmd.add_option("--gamma", t.objective.gamma, "focal: exponent; mse-sharpness: weight in [0, 1)")->capture_default_str();
   a.p_options.push_back(cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error (kde-xe-debiased: 2, the default there)")
                    ->capture_default_str());
   cmd.add_option("--bandwidth", a.bandwidth,
-                 "kde-xe, mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
+                 "kde-xe(-debiased), mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
       ->type_name("auto|FLOAT")
       ->capture_default_str();
   cmd.add_option("--mmce-width", t.objective.mmce_width, "mmce: Laplacian kernel width")->capture_default_str();
