@@ -51,32 +51,29 @@ else
   EPOCHS=${EPOCHS:-40}
 fi
 TRAIN="$MODEL --epochs $EPOCHS --weight-decay 0 --validate-every $EPOCHS"
-KDE_LAMBDAS=${KDE_LAMBDAS:-"0.05 0.2 0.5"} KDE_MAIN=${KDE_MAIN:-0.2}
-DEBIASED_LAMBDAS=${DEBIASED_LAMBDAS:-"0.2 1 5"} DEBIASED_MAIN=${DEBIASED_MAIN:-1}
+# The first tier's lambda of each regulariser, and the others in the order they are trained.
+KDE_MAIN=${KDE_MAIN:-0.2} KDE_MORE=${KDE_MORE:-"0.5 0.05"}
+DEBIASED_MAIN=${DEBIASED_MAIN:-1} DEBIASED_MORE=${DEBIASED_MORE:-"5 0.2"}
 MMCE_LAMBDAS=${MMCE_LAMBDAS:-"1"}
 
-# One line per run: NAME ARGS... In two tiers: first every method at one lambda for every seed (what the
-# verdict needs), then the other lambdas, so that an interrupted study already compares all methods.
-in_tier() {  # MAIN L: whether lambda L belongs to the current tier (1: the main lambda; 2: the others)
-  if [ "$tier" = 1 ]; then [ "$2" = "$1" ]; else [ "$2" != "$1" ]; fi
-}
+# One line per run: NAME ARGS... In two tiers: first every method at one lambda (the bold one of
+# docs/training.md) for every seed, what the verdict needs; then the other lambdas, one lambda at a time for
+# every seed (strongest first), so that an interrupted study holds complete seed sets.
 jobs() {
-  local tier seed l
-  for tier in 1 2; do
+  local seed l
+  for seed in $SEEDS; do
+    echo "xe_s$seed $TRAIN --objective xe --seed $seed"
+    echo "kde-xe_l${KDE_MAIN}_s$seed $TRAIN --objective kde-xe --lambda $KDE_MAIN --seed $seed"
+    echo "kde-xe-debiased_l${DEBIASED_MAIN}_s$seed $TRAIN --objective kde-xe-debiased --lambda $DEBIASED_MAIN --seed $seed"
+    for l in $MMCE_LAMBDAS; do echo "mmce_l${l}_s$seed $TRAIN --objective mmce --lambda $l --seed $seed"; done
+    echo "focal53_s$seed $TRAIN --objective focal53 --seed $seed"
+  done
+  for l in $KDE_MORE; do
+    for seed in $SEEDS; do echo "kde-xe_l${l}_s$seed $TRAIN --objective kde-xe --lambda $l --seed $seed"; done
+  done
+  for l in $DEBIASED_MORE; do
     for seed in $SEEDS; do
-      [ $tier = 1 ] && echo "xe_s$seed $TRAIN --objective xe --seed $seed"
-      for l in $KDE_LAMBDAS; do
-        in_tier "$KDE_MAIN" "$l" || continue
-        echo "kde-xe_l${l}_s$seed $TRAIN --objective kde-xe --lambda $l --seed $seed"
-      done
-      for l in $DEBIASED_LAMBDAS; do
-        in_tier "$DEBIASED_MAIN" "$l" || continue
-        echo "kde-xe-debiased_l${l}_s$seed $TRAIN --objective kde-xe-debiased --lambda $l --seed $seed"
-      done
-      if [ $tier = 1 ]; then
-        for l in $MMCE_LAMBDAS; do echo "mmce_l${l}_s$seed $TRAIN --objective mmce --lambda $l --seed $seed"; done
-        echo "focal53_s$seed $TRAIN --objective focal53 --seed $seed"
-      fi
+      echo "kde-xe-debiased_l${l}_s$seed $TRAIN --objective kde-xe-debiased --lambda $l --seed $seed"
     done
   done
 }
