@@ -53,7 +53,7 @@ fi
 TRAIN="$MODEL --epochs $EPOCHS --weight-decay 0 --validate-every $EPOCHS"
 # The first tier's lambda of each regulariser, and the others in the order they are trained.
 KDE_MAIN=${KDE_MAIN:-0.2} KDE_MORE=${KDE_MORE:-"0.5 0.05"}
-DEBIASED_MAIN=${DEBIASED_MAIN:-1} DEBIASED_MORE=${DEBIASED_MORE:-"5 0.2"}
+DEBIASED_MAIN=${DEBIASED_MAIN:-1} DEBIASED_MORE=${DEBIASED_MORE:-"0.2 0.05"}
 MMCE_LAMBDAS=${MMCE_LAMBDAS:-"1"}
 
 # One line per run: NAME ARGS... In two tiers: first every method at one lambda (the bold one of
