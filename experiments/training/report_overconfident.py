@@ -39,6 +39,9 @@ def load_runs(results):
         with open(path) as f:
             run = json.load(f)
         run["name"] = os.path.basename(path)[:-5]
+        if "config" not in run:  # not an ecekde-train result (e.g. a placeholder that made the driver skip a run)
+            print(f"skipping {path}: not a run result")
+            continue
         runs.append(run)
     return runs
 
