@@ -187,8 +187,8 @@ def tables(groups, runs, quick):
     out.append("### Paired differences against XE and XE + TS (same seed)\n")
     out.append("Per seed, the method's value minus the reference's; mean ± sd over the seeds and, in brackets, "
                "the smallest and largest difference. Negative canonical CE_1 differences favour the method.\n")
-    out.append("| method | Δ canonical CE_1 vs XE | Δ accuracy vs XE | Δ canonical CE_1 vs XE + TS | Δ accuracy vs XE + TS |")
-    out.append("|---|---|---|---|---|")
+    out.append("| method | Δ canonical CE_1 vs XE | Δ accuracy vs XE | Δ canonical CE_1 vs XE + TS | Δ accuracy vs XE + TS | Δ canonical CE_1, method + TS vs XE + TS |")
+    out.append("|---|---|---|---|---|---|")
     xe = ("xe", None)
     for name, rs, when, key in rows_of(groups):
         if key == xe or xe not in groups:
@@ -198,10 +198,14 @@ def tables(groups, runs, quick):
             for metric, digits in ((canonical, 3), (accuracy, 4)):
                 d = paired(groups, key, xe, ref_when, metric, when)
                 cells.append(f"{fmt(d, digits)} [{min(d):+.{digits}f}, {max(d):+.{digits}f}]" if d else "–")
+        d = paired(groups, key, xe, "after", canonical, "after") if when == "before" else []
+        cells.append(f"{fmt(d, 3)} [{min(d):+.3f}, {max(d):+.3f}]" if d else "–")
         out.append("| " + " | ".join(cells) + " |")
 
-    out.append("\n### Training curves and cost\n")
-    out.append("| method | final training loss (data term) | training accuracy (last epoch) | regulariser (last epoch) | mean bandwidth | rows used (debiased) | s per epoch (median) |")
+    out.append(f"\n### Training: how far each method fits its {c['train_size']:,} images, and the cost\n")
+    out.append("Means over the last epoch's batches, as recorded by ecekde-train (the seconds per epoch vary with "
+               "the other jobs on the machine; they are not a controlled timing).\n")
+    out.append("| method | training loss, data term (last epoch) | training accuracy (last epoch) | regulariser (last epoch, unweighted) | bandwidth (last epoch, mean) | rows used (debiased) | s per epoch (median) |")
     out.append("|---|---|---|---|---|---|---|")
     for name, rs, when, key in rows_of(groups):
         if when == "after":
@@ -209,8 +213,11 @@ def tables(groups, runs, quick):
         last = [r["history"][-1] for r in rs]
         used = fmt([e.get("used_share", 1) for e in last], 2) if key[0] == "kde-xe-debiased" else ""
         secs = statistics.median(e["seconds"] for r in rs for e in r["history"])
+        regularised = key[0] in ("kde-xe", "kde-xe-debiased", "mmce")
+        reg = fmt([e["regularizer"] for e in last], 4) if regularised else ""
+        h = fmt([e["bandwidth"] for e in last], 4) if key[0].startswith("kde-xe") else ""
         out.append(f"| {name} | {fmt([e['base'] for e in last], 4)} | {fmt([e['train_accuracy'] for e in last], 4)} | "
-                   f"{fmt([e['regularizer'] for e in last], 4)} | {fmt([e['bandwidth'] for e in last], 4)} | {used} | {secs:.1f} |")
+                   f"{reg} | {h} | {used} | {secs:.1f} |")
     collapsed = [r["name"] for r in runs if r["test"]["before"]["accuracy"] < COLLAPSED]
     if collapsed:
         out.append(f"\nCollapsed runs (test accuracy below {COLLAPSED}): {', '.join(collapsed)}.")
