@@ -109,13 +109,12 @@ def fmt_ce(entries, digits=3):
 
 
 def rows_of(groups):
-    """The table rows: (label, runs, when) in display order; XE + TS follows XE."""
+    """The table rows: (label, runs, when, key) in display order; each method + TS follows the method."""
     rows = []
     for objective in ORDER:
         for key in sorted((k for k in groups if k[0] == objective), key=lambda k: (k[1] is None, k[1] or 0)):
             rows.append((label(*key), groups[key], "before", key))
-            if objective == "xe":
-                rows.append((label(*key, post=True), groups[key], "after", key))
+            rows.append((label(*key, post=True), groups[key], "after", key))
     return rows
 
 
@@ -191,7 +190,7 @@ def tables(groups, runs, quick):
     out.append("|---|---|---|---|---|---|")
     xe = ("xe", None)
     for name, rs, when, key in rows_of(groups):
-        if key == xe or xe not in groups:
+        if key == xe or xe not in groups or when == "after":
             continue
         cells = [name]
         for ref_when in ("before", "after"):
@@ -230,7 +229,7 @@ def tables(groups, runs, quick):
 
 def pareto(groups, path):
     """Two panels: as trained (before T) and after temperature scaling; XE + TS is XE in the second."""
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), sharex=True, sharey=True)
     colors = {"kde-xe": "tab:red", "kde-xe-debiased": "tab:purple", "mmce": "tab:blue"}
     for ax, when in zip(axes, ("before", "after")):
         for objective in ("kde-xe", "kde-xe-debiased", "mmce"):
