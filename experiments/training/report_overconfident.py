@@ -137,7 +137,7 @@ def accuracy(r, when):
     return r["test"][when]["accuracy"]
 
 
-def tables(groups, runs, quick):
+def tables(groups, runs, quick, collapsed):
     c = runs[0]["config"]
     seeds = sorted({r["config"]["seed"] for r in runs})
     n_test = runs[0]["scores"]["n"]
@@ -156,14 +156,15 @@ def tables(groups, runs, quick):
     counts = {label(*k): len(v) for k, v in groups.items()}
     short = [f"{k} ({n})" for k, n in counts.items() if n < len(seeds)]
     if short:
-        out.append("Methods with fewer runs than seeds (runs present): " + ", ".join(short) + ".\n")
+        out.append("Methods with fewer usable runs than seeds (runs in the means; collapsed runs are listed below the tables): " + ", ".join(short) + ".\n")
 
     out.append("### Main table: accuracy, NLL, Brier, and CE_1 by the default estimator (test)\n")
     out.append("| method | seeds | accuracy ↑ | NLL ↓ | Brier ↓ | canonical CE_1 ↓ | marginal CE_1 ↓ | top-label CE_1 ↓ | ECE^bin (%) ↓ | T |")
     out.append("|---|---:|---|---|---|---|---|---|---|---|")
     for name, rs, when, key in rows_of(groups):
         t = fmt([r["temperature"] for r in rs], 2) if when == "before" else "(applied)"
-        cells = [name, str(len(rs)), fmt([r["test"][when]["accuracy"] for r in rs], 4),
+        gone = len(collapsed.get(key, []))
+        cells = [name, str(len(rs)) + (f" (+{gone} collapsed)" if gone else ""), fmt([r["test"][when]["accuracy"] for r in rs], 4),
                  fmt([r["test"][when]["nll"] for r in rs], 3), fmt([r["test"][when]["brier"] for r in rs], 4)]
         cells += [fmt_ce([r["scores"][f"{when}_{typ}"] for r in rs]) for typ in TYPES]
         cells += [fmt([r["test"][when]["ece_bin"] for r in rs], 2, 100), t]
@@ -217,9 +218,12 @@ def tables(groups, runs, quick):
         h = fmt([e["bandwidth"] for e in last], 4) if key[0].startswith("kde-xe") else ""
         out.append(f"| {name} | {fmt([e['base'] for e in last], 4)} | {fmt([e['train_accuracy'] for e in last], 4)} | "
                    f"{reg} | {h} | {used} | {secs:.1f} |")
-    collapsed = [r["name"] for r in runs if r["test"]["before"]["accuracy"] < COLLAPSED]
-    if collapsed:
-        out.append(f"\nCollapsed runs (test accuracy below {COLLAPSED}): {', '.join(collapsed)}.")
+    gone = [r for rs in collapsed.values() for r in rs]
+    if gone:
+        out.append(f"\n**Collapsed runs**, left out of every mean above (test accuracy below {COLLAPSED}; chance is 0.1: "
+                   "training diverged to a near-constant predictor): " + "; ".join(
+                       f"{label(*method_key(r))}, seed {r['config']['seed']}: accuracy {r['test']['before']['accuracy']:.4f}, "
+                       f"training accuracy {r['history'][-1]['train_accuracy']:.4f} in the last epoch" for r in gone) + ".")
     warned = sorted({w for r in runs for k, v in r["scores"].items() if isinstance(v, dict) for w in v["warnings"]})
     if warned:
         out.append("\nWarnings of the default estimator on these predictions: " + "; ".join(warned))
@@ -236,7 +240,7 @@ def pareto(groups, path):
             keys = sorted(k for k in groups if k[0] == objective)
             pts = []
             for k in keys:
-                rs = [r for r in groups[k] if r["test"]["before"]["accuracy"] >= COLLAPSED]
+                rs = groups[k]
                 if rs:
                     pts.append((mean_sd([canonical(r, when) for r in rs]), mean_sd([accuracy(r, when) for r in rs]),
                                 k[1], len(rs)))
@@ -289,16 +293,18 @@ def main():
     for i, r in enumerate(runs):
         print(f"scoring {r['name']} ({i + 1}/{len(runs)})", flush=True)
         r["scores"] = scores(a.results, r, a.threads)
-    groups = {}
+    # Collapsed runs (a near-constant predictor) are left out of every mean and listed with their figures.
+    groups, collapsed = {}, {}
     for r in runs:
-        groups.setdefault(method_key(r), []).append(r)
+        target = collapsed if r["test"]["before"]["accuracy"] < COLLAPSED else groups
+        target.setdefault(method_key(r), []).append(r)
     for rs in groups.values():
         rs.sort(key=lambda r: r["config"]["seed"])
     quick = runs[0]["config"]["train_size"] < 1000
 
     os.makedirs(a.figures, exist_ok=True)
     pareto(groups, os.path.join(a.figures, "overconfident_pareto.png"))
-    text = tables(groups, runs, quick)
+    text = tables(groups, runs, quick, collapsed)
     rel = os.path.relpath(a.figures, os.path.dirname(os.path.abspath(a.doc)))
     text = text.replace("(training/", f"({rel}/")
     doc = open(a.doc).read() if os.path.exists(a.doc) else f"# Training study (QUICK)\n\n{BEGIN}\n{END}\n"
