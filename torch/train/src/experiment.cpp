@@ -51,13 +51,18 @@ json to_json(const std::optional<BeforeAfter<M>>& m) {
 
 }  // namespace
 
+Dataset take_first(const Dataset& data, std::size_t n, const std::string& option, const std::string& what) {
+  if (n == 0) return data;
+  if (n > data.size())
+    fail(option + " " + std::to_string(n) + " exceeds the " + std::to_string(data.size()) + " " + what);
+  return head(data, n);
+}
+
 ExperimentResult run_experiment(const ExperimentOptions& o, std::ostream* progress, const std::string& tag) {
   FashionMnist data = load_fashion_mnist(o.data_dir);
-  if (o.train_size > 0) data.train = head(data.train, o.train_size);
-  if (o.eval_size > 0) {
-    data.validation = head(data.validation, o.eval_size);
-    data.test = head(data.test, o.eval_size);
-  }
+  data.train = take_first(data.train, o.train_size, "--train-size", "training examples");
+  data.validation = take_first(data.validation, o.eval_size, "--eval-size", "validation examples");
+  data.test = take_first(data.test, o.eval_size, "--eval-size", "test examples");
   const bool binary = is_binary(o.train.objective.objective);
   if (binary) {
     if (o.binary_negative == o.binary_positive)
@@ -118,6 +123,7 @@ void write_result_json(const std::string& path, const ExperimentOptions& o, cons
                  {"momentum", t.momentum},
                  {"weight_decay", t.weight_decay},
                  {"seed", t.seed},
+                 {"validate_every", t.validate_every},
                  {"threads", t.threads},
                  {"train_size", o.train_size},
                  {"eval_size", o.eval_size},
@@ -127,8 +133,9 @@ void write_result_json(const std::string& path, const ExperimentOptions& o, cons
   json history = json::array();
   for (const auto& e : r.predictions.history)
     history.push_back({{"epoch", e.epoch}, {"loss", e.loss}, {"base", e.base}, {"regularizer", e.regularizer},
-                       {"bandwidth", e.bandwidth}, {"train_accuracy", e.train_accuracy},
-                       {"validation_accuracy", e.validation_accuracy}, {"validation_loss", e.validation_loss},
+                       {"bandwidth", e.bandwidth}, {"used_share", e.used_share}, {"train_accuracy", e.train_accuracy},
+                       {"validation_accuracy", e.validated ? json(e.validation_accuracy) : json(nullptr)},
+                       {"validation_loss", e.validated ? json(e.validation_loss) : json(nullptr)},
                        {"seconds", e.seconds}});
   json out = {{"config", config},
               {"parameters", r.predictions.parameters},
@@ -156,13 +163,23 @@ void save_test_predictions(const std::string& prefix, const ExperimentResult& r)
   io::write_npy(prefix + "_probs.npy", std::span<const float>(p32),
                 k == 1 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, k});
   io::write_npy(prefix + "_labels.npy", std::span<const std::int64_t>(r.test_labels), {n});
+  // The logits too, so that a temperature (the result's, or another) can be applied afterwards.
+  const std::vector<float> z32(r.predictions.test_logits.begin(), r.predictions.test_logits.end());
+  io::write_npy(prefix + "_logits.npy", std::span<const float>(z32),
+                k == 1 ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, k});
 }
 
 std::string format_epoch(const EpochRecord& e, int epochs) {
   char line[256];
+  const int digits = epochs >= 100 ? 3 : epochs >= 10 ? 2 : 1;
+  if (!e.validated) {
+    std::snprintf(line, sizeof line, "epoch %*d/%d  loss %.4f (data %.4f, reg %.4f, h %.3g)  train acc %.4f  %.1f s",
+                  digits, e.epoch, epochs, e.loss, e.base, e.regularizer, e.bandwidth, e.train_accuracy, e.seconds);
+    return line;
+  }
   std::snprintf(line, sizeof line,
                 "epoch %*d/%d  loss %.4f (data %.4f, reg %.4f, h %.3g)  train acc %.4f  val acc %.4f  val loss %.4f  %.1f s",
-                epochs >= 10 ? 2 : 1, e.epoch, epochs, e.loss, e.base, e.regularizer, e.bandwidth, e.train_accuracy,
+                digits, e.epoch, epochs, e.loss, e.base, e.regularizer, e.bandwidth, e.train_accuracy,
                 e.validation_accuracy, e.validation_loss, e.seconds);
   return line;
 }

@@ -26,6 +26,7 @@ struct Args {
   std::string out, save_probs;
   bool quiet = false;
   int steps = 100, warmup = 5;
+  std::vector<CLI::Option*> p_options;  // --p of each subcommand
 };
 
 void add_training_options(CLI::App& cmd, Args& a) {
@@ -33,12 +34,14 @@ void add_training_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--data", a.experiment.data_dir, "directory of the Fashion-MNIST gzip IDX files")->capture_default_str();
   cmd.add_option("--model", a.architecture, "resnet (ResNet-8) or mlp")->capture_default_str();
   cmd.add_option("--width", t.model.width, "resnet: channels of the first stage; mlp: hidden units")->capture_default_str();
-  cmd.add_option("--objective", a.objective, "xe, kde-xe, mmce, focal, focal53, mse, mse-sharpness")->capture_default_str();
-  cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe / mmce regulariser")->capture_default_str();
+  cmd.add_option("--objective", a.objective, "xe, kde-xe, kde-xe-debiased, mmce, focal, focal53, mse, mse-sharpness")
+      ->capture_default_str();
+  cmd.add_option("--lambda", t.objective.lambda, "weight of the kde-xe, kde-xe-debiased or mmce regulariser (>= 0)")->capture_default_str();
   cmd.add_option("--gamma", t.objective.gamma, "focal: exponent; mse-sharpness: weight in [0, 1)")->capture_default_str();
-  cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error")->capture_default_str();
+  a.p_options.push_back(cmd.add_option("--p", t.objective.p, "kde-xe: order of the L_p calibration error (kde-xe-debiased: 2, the default there)")
+                   ->capture_default_str());
   cmd.add_option("--bandwidth", a.bandwidth,
-                 "kde-xe, mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
+                 "kde-xe(-debiased), mse-sharpness: kernel bandwidth h > 0, or auto: the LOO choice on every batch")
       ->type_name("auto|FLOAT")
       ->capture_default_str();
   cmd.add_option("--mmce-width", t.objective.mmce_width, "mmce: Laplacian kernel width")->capture_default_str();
@@ -50,12 +53,19 @@ void add_training_options(CLI::App& cmd, Args& a) {
   cmd.add_option("--threads", t.threads, "LibTorch and ecekde threads")->capture_default_str();
   cmd.add_option("--train-size", a.experiment.train_size, "use the first N training examples; 0 = all 50,000")
       ->capture_default_str();
+  cmd.add_option("--validate-every", t.validate_every, "validation accuracy and loss after every E-th epoch and the last")
+      ->capture_default_str();
 }
 
 void finish_options(Args& a) {
   TrainOptions& t = a.experiment.train;
   t.model.architecture = parse_architecture(a.architecture);
   t.objective.objective = parse_objective(a.objective);
+  // kde-xe-debiased estimates CE_2^2: p defaults to 2 there, and another p given is refused (by the trainer).
+  const bool p_given = std::any_of(a.p_options.begin(), a.p_options.end(), [](CLI::Option* o) { return o->count() > 0; });
+  if (t.objective.objective == Objective::kde_xe_debiased && !p_given) t.objective.p = 2;
+  if (!has_lambda(t.objective.objective) && t.objective.lambda != 0)
+    throw std::invalid_argument("--lambda applies to kde-xe, kde-xe-debiased and mmce, not to " + a.objective);
   // Read as ecekde estimate reads its --bandwidth (the option table's kind and none word).
   const ecekde::options::Value h = ecekde::options::parse_text(ecekde::options::Kind::real, "bandwidth", a.bandwidth, "auto");
   if (const double* fixed = std::get_if<double>(&h)) {
@@ -67,7 +77,7 @@ void finish_options(Args& a) {
 
 std::string tag(const TrainOptions& t) {
   std::string s = "[" + std::string(to_string(t.model.architecture)) + " " + std::string(to_string(t.objective.objective));
-  if (t.objective.objective == Objective::kde_xe || t.objective.objective == Objective::mmce) {
+  if (has_lambda(t.objective.objective)) {
     char buf[32];
     std::snprintf(buf, sizeof buf, " lambda=%g", t.objective.lambda);
     s += buf;
@@ -114,7 +124,7 @@ int time_command(Args& a) {
   finish_options(a);
   ExperimentOptions& e = a.experiment;
   FashionMnist data = load_fashion_mnist(e.data_dir);
-  if (e.train_size > 0) data.train = head(data.train, e.train_size);
+  data.train = take_first(data.train, e.train_size, "--train-size", "training examples");
   TrainOptions xe = e.train;
   xe.objective = {};
   const StepTimes times = time_steps(data.train, xe, e.train, a.steps, a.warmup);

@@ -81,6 +81,37 @@ at::Tensor debiased_sharpness(const at::Tensor& logits, const at::Tensor& labels
   return (numerator / denominator.clamp_min(1e-300)).mean();
 }
 
+at::Tensor debiased_canonical_error(const at::Tensor& logits, const at::Tensor& labels, double h,
+                                    std::int64_t* used_rows) {
+  if (!(h > 0 && std::isfinite(h))) fail("bandwidth must be a finite number > 0, got " + std::to_string(h));
+  if (logits.dim() != 2 || logits.size(1) < 2) fail("the debiased canonical error needs n x K logits, K >= 2, got " + shape(logits));
+  const std::int64_t n = logits.size(0), k = logits.size(1);
+  if (n < 3) fail("the debiased canonical error needs at least 3 samples, got " + std::to_string(n));
+  if (labels.dim() != 1 || labels.size(0) != n)
+    fail("labels must be a vector of " + std::to_string(n) + " class indices");
+  const at::Tensor z = logits.to(at::kDouble);
+  const at::Tensor log_f = z.log_softmax(1), f = log_f.exp();
+  const at::Tensor y = at::one_hot(labels.to(at::kLong), k).to(at::kDouble);
+  // log Dir(f_j; f_i / h + 1) up to lgamma(1/h + K), a constant that cancels in the ratio (both sides are
+  // of degree 2 in row j's weights). Rows j, centres i.
+  const at::Tensor a = -at::lgamma(f / h + 1).sum(1);                    // per centre i
+  at::Tensor scores = a.unsqueeze(0) + at::matmul(log_f, f.t()) / h;  // [j, i]: sum_c f_ic log f_jc / h
+  scores = scores.masked_fill(at::eye(n, scores.options().dtype(at::kBool)), -INFINITY);
+  // A per-row factor cancels too: shift by the (detached) row maximum so that the largest weight is 1.
+  const at::Tensor w = (scores - std::get<0>(scores.detach().max(1, true))).exp();
+  const at::Tensor w2 = w * w;
+  const at::Tensor D = w.sum(1, true), S = w2.sum(1, true);  // n x 1
+  const at::Tensor N = at::matmul(w, y), Q = at::matmul(w2, y);  // n x K
+  const at::Tensor numerator = ((N - f * D).square() - Q * (1 - 2 * f) - f.square() * S).sum(1);
+  const at::Tensor pairs = (D.square() - S).squeeze(1);
+  const at::Tensor used = (pairs.detach() > 1e-6 * D.detach().square().squeeze(1));
+  const std::int64_t count = used.sum().item<std::int64_t>();
+  if (used_rows) *used_rows = count;
+  if (count == 0) return (z * 0).sum();
+  const at::Tensor terms = at::where(used, numerator / at::where(used, pairs, at::ones_like(pairs)), at::zeros_like(pairs));
+  return terms.sum() / static_cast<double>(count);
+}
+
 Loss compute_loss(const at::Tensor& logits, const at::Tensor& labels, const ObjectiveOptions& o, int threads) {
   check_batch(logits, labels, is_binary(o.objective));
   Loss loss;
@@ -88,6 +119,7 @@ Loss compute_loss(const at::Tensor& logits, const at::Tensor& labels, const Obje
   switch (o.objective) {
     case Objective::xe:
     case Objective::kde_xe:
+    case Objective::kde_xe_debiased:
     case Objective::mmce: {
       loss.total = at::cross_entropy_loss(logits, labels);
       if (o.objective == Objective::kde_xe) {
@@ -98,6 +130,16 @@ Loss compute_loss(const at::Tensor& logits, const at::Tensor& labels, const Obje
         kde.estimate.bandwidth = loss.bandwidth =
             o.bandwidth ? *o.bandwidth : ecekde::torch::select_bandwidth(probs, kde);
         regularizer = ecekde::torch::calibration_error(probs, labels, kde);
+      } else if (o.objective == Objective::kde_xe_debiased) {
+        if (o.p != 2) fail("kde-xe-debiased estimates CE_2^2 and needs p = 2, got p = " + std::to_string(o.p));
+        ecekde::torch::CalibrationErrorOptions kde;
+        kde.estimate.p = 2;
+        kde.estimate.execution.threads = threads;
+        loss.bandwidth = o.bandwidth ? *o.bandwidth
+                                     : ecekde::torch::select_bandwidth(logits.detach().to(at::kDouble).softmax(1), kde);
+        std::int64_t used = 0;
+        regularizer = debiased_canonical_error(logits, labels, loss.bandwidth, &used);
+        loss.used_share = static_cast<double>(used) / static_cast<double>(logits.size(0));
       } else if (o.objective == Objective::mmce) {
         regularizer = mmce_weighted(logits.to(at::kDouble).softmax(1), labels, o.mmce_width);
       }

@@ -10,9 +10,10 @@ namespace ecekde::train {
 
 namespace {
 
-constexpr std::array<std::pair<Objective, std::string_view>, 7> kObjectives = {{
+constexpr std::array<std::pair<Objective, std::string_view>, 8> kObjectives = {{
     {Objective::xe, "xe"},
     {Objective::kde_xe, "kde-xe"},
+    {Objective::kde_xe_debiased, "kde-xe-debiased"},
     {Objective::mmce, "mmce"},
     {Objective::focal, "focal"},
     {Objective::focal53, "focal53"},
@@ -49,9 +50,13 @@ Objective parse_objective(std::string_view name) {
   const std::string key = dashed(name);
   for (const auto& [o, n] : kObjectives)
     if (n == key) return o;
-  fail("unknown objective '" + std::string(name) + "' (expected xe, kde-xe, mmce, focal, focal53, mse or mse-sharpness)");
+  fail("unknown objective '" + std::string(name) + "' (expected xe, kde-xe, kde-xe-debiased, mmce, focal, focal53, mse or mse-sharpness)");
 }
 
 bool is_binary(Objective objective) { return objective == Objective::mse || objective == Objective::mse_sharpness; }
+
+bool has_lambda(Objective objective) {
+  return objective == Objective::kde_xe || objective == Objective::kde_xe_debiased || objective == Objective::mmce;
+}
 
 }  // namespace ecekde::train

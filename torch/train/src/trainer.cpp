@@ -67,14 +67,19 @@ void check_options(const TrainOptions& o, const Dataset& train) {
          std::to_string(o.batch_size));
   if (!(o.learning_rate > 0)) fail("learning rate must be > 0, got " + std::to_string(o.learning_rate));
   if (o.threads < 1) fail("threads must be at least 1, got " + std::to_string(o.threads));
+  if (o.validate_every < 1) fail("validate-every must be at least 1, got " + std::to_string(o.validate_every));
   const Objective obj = o.objective.objective;
   if (is_binary(obj) && train.classes != 2)
     fail("objective " + std::string(to_string(obj)) + " needs a two-class data set, got " +
          std::to_string(train.classes) + " classes");
   if (obj == Objective::mse_sharpness && !(o.objective.gamma >= 0 && o.objective.gamma < 1))
     fail("gamma of mse-sharpness must lie in [0, 1), got " + std::to_string(o.objective.gamma));
-  if ((obj == Objective::kde_xe || obj == Objective::mmce) && !(o.objective.lambda >= 0))
-    fail("lambda must be >= 0, got " + std::to_string(o.objective.lambda));
+  if (has_lambda(obj) && !(o.objective.lambda >= 0 && std::isfinite(o.objective.lambda)))
+    fail("lambda must be a finite number >= 0, got " + std::to_string(o.objective.lambda));
+  if (obj == Objective::kde_xe && !(o.objective.p >= 1 && std::isfinite(o.objective.p)))
+    fail("p of kde-xe must be a finite number >= 1, got " + std::to_string(o.objective.p));
+  if (obj == Objective::kde_xe_debiased && o.objective.p != 2)
+    fail("kde-xe-debiased estimates CE_2^2 and needs p = 2, got " + std::to_string(o.objective.p));
 }
 
 // A network, its optimiser and the learning-rate schedule.
@@ -161,6 +166,7 @@ TrainedPredictions train_and_predict(const Dataset& train, const Dataset& valida
     const at::Tensor order = epoch_order(train.size(), o.seed, static_cast<std::uint64_t>(epoch));
     EpochRecord record;
     record.epoch = epoch;
+    record.used_share = 0;
     double correct = 0;
     const auto start = Clock::now();
     for (std::size_t b = 0; b < batches; ++b) {
@@ -176,6 +182,7 @@ TrainedPredictions train_and_predict(const Dataset& train, const Dataset& valida
       record.base += loss.base;
       record.regularizer += loss.regularizer;
       record.bandwidth += loss.bandwidth;
+      record.used_share += loss.used_share;
       const at::Tensor predicted = binary ? (logits.reshape({-1}) > 0).to(at::kLong) : logits.argmax(1);
       correct += predicted.eq(y).sum().item<double>();
     }
@@ -185,8 +192,16 @@ TrainedPredictions train_and_predict(const Dataset& train, const Dataset& valida
     record.base /= nb;
     record.regularizer /= nb;
     record.bandwidth /= nb;
+    record.used_share /= nb;
     record.train_accuracy = correct / (nb * static_cast<double>(o.batch_size));
 
+    record.validated = epoch % o.validate_every == 0 || epoch == o.epochs;
+    if (!record.validated) {
+      record.validation_accuracy = record.validation_loss = std::nan("");
+      out.history.push_back(record);
+      if (on_epoch) on_epoch(record);
+      continue;
+    }
     const at::Tensor logits = predict(learner.model(), val, standardize);
     if (binary) {
       const at::Tensor z = logits.reshape({-1});

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -161,6 +162,77 @@ TEST(Objectives, MseSharpnessIsMsePlusGammaTimesEquation7) {
   EXPECT_NEAR(loss.base, mse, 1e-14);
   EXPECT_NEAR(loss.regularizer, debiased_sharpness(z, labels, 0.1).item<double>(), 1e-14);
   EXPECT_NEAR(loss.total.item<double>(), mse + 0.4 * loss.regularizer, 1e-14);
+}
+
+// ecekde::estimate's debiased form (estimator paper, p = 2) at a fixed bandwidth, with its excluded rows.
+ecekde::Result library_debiased(const at::Tensor& logits, const at::Tensor& labels, double h) {
+  const std::vector<double> p = to_vector(logits.softmax(1));
+  const auto n = static_cast<std::size_t>(logits.size(0)), k = static_cast<std::size_t>(logits.size(1));
+  const std::vector<std::int64_t> y(labels.data_ptr<std::int64_t>(), labels.data_ptr<std::int64_t>() + n);
+  ecekde::EstimateOptions e;
+  e.estimator = ecekde::Estimator::paper;
+  e.form = ecekde::KdeForm::debiased;
+  e.p = 2;
+  e.bandwidth = h;
+  return ecekde::estimate(ecekde::ProbsView::row_major(p.data(), n, k), y, e);
+}
+
+TEST(Objectives, DebiasedCanonicalErrorIsTheLibraryDebiasedForm) {
+  for (const auto& [n, k, scale] : {std::tuple{50, 3, 1.0}, std::tuple{64, 10, 2.0}, std::tuple{128, 10, 4.0}}) {
+    const at::Tensor logits = random_logits(n, k, 11 + n, scale), labels = random_labels(n, k, 12 + n);
+    for (double h : {0.01, 0.1, 0.5}) {
+      const ecekde::Result expected = library_debiased(logits, labels, h);
+      std::int64_t used = -1;
+      const double value = debiased_canonical_error(logits, labels, h, &used).item<double>();
+      EXPECT_NEAR(value, expected.ce_pow_p, 1e-10 * (1 + std::fabs(expected.ce_pow_p))) << n << " x " << k << ", h = " << h;
+      EXPECT_EQ(static_cast<std::size_t>(used), static_cast<std::size_t>(n) - expected.excluded_rows);
+    }
+  }
+  // At a small bandwidth some rows rest on one neighbour and are left out, as by the library.
+  const at::Tensor logits = random_logits(40, 4, 21, 3), labels = random_labels(40, 4, 22);
+  const ecekde::Result small = library_debiased(logits, labels, 0.002);
+  std::int64_t used = -1;
+  EXPECT_NEAR(debiased_canonical_error(logits, labels, 0.002, &used).item<double>(), small.ce_pow_p,
+              1e-9 * (1 + std::fabs(small.ce_pow_p)));
+  EXPECT_EQ(static_cast<std::size_t>(used), 40 - small.excluded_rows);
+  // The gradient in the logits: central differences.
+  const at::Tensor z = random_logits(30, 4, 23, 1.5), y = random_labels(30, 4, 24);
+  expect_gradient_matches([&](const at::Tensor& x) { return debiased_canonical_error(x, y, 0.2); }, z, 16, 1e-5);
+  // Saturated rows stay finite.
+  at::Tensor far = random_logits(20, 3, 25, 1);
+  far.index_put_({0}, at::tensor({80.0, -80.0, 0.0}, at::kDouble));
+  far.index_put_({1}, at::tensor({-90.0, 70.0, 60.0}, at::kDouble));
+  EXPECT_TRUE(std::isfinite(debiased_canonical_error(far, random_labels(20, 3, 26), 0.05).item<double>()));
+  EXPECT_THROW(debiased_canonical_error(z.slice(0, 0, 2), y.slice(0, 0, 2), 0.1), ecekde::Error);
+  EXPECT_THROW(debiased_canonical_error(z, y, 0), ecekde::Error);
+}
+
+TEST(Objectives, KdeXeDebiasedIsCrossEntropyPlusTheDebiasedForm) {
+  const at::Tensor logits = random_logits(60, 5, 31), labels = random_labels(60, 5, 32);
+  const double xe = at::cross_entropy_loss(logits, labels).item<double>();
+  ObjectiveOptions o = objective(Objective::kde_xe_debiased, 0.3);
+  o.p = 2;
+  o.bandwidth = 0.1;
+  const Loss loss = compute_loss(logits, labels, o);
+  const double ce = library_debiased(logits, labels, 0.1).ce_pow_p;
+  EXPECT_NEAR(loss.regularizer, ce, 1e-10);
+  EXPECT_NEAR(loss.total.item<double>(), xe + 0.3 * ce, 1e-10);
+  EXPECT_DOUBLE_EQ(loss.used_share, 1.0);
+  // The automatic bandwidth is the operator's LOO-likelihood choice on the batch.
+  o.bandwidth.reset();
+  const std::vector<double> p = to_vector(logits.softmax(1));
+  const double h = ecekde::select_bandwidth(ecekde::ProbsView::row_major(p.data(), 60, 5),
+                                            ecekde::CalibrationType::canonical).bandwidth;
+  const Loss loo = compute_loss(logits, labels, o);
+  EXPECT_DOUBLE_EQ(loo.bandwidth, h);
+  EXPECT_NEAR(loo.regularizer, library_debiased(logits, labels, h).ce_pow_p, 1e-9);
+  o.p = 1;
+  try {
+    compute_loss(logits, labels, o);
+    FAIL() << "no error";
+  } catch (const ecekde::Error& e) {
+    EXPECT_STREQ(e.what(), "kde-xe-debiased estimates CE_2^2 and needs p = 2, got p = 1.000000");
+  }
 }
 
 TEST(Objectives, ShapeErrors) {

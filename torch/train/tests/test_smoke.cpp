@@ -50,8 +50,12 @@ void expect_trains(const TrainOptions& t, const Dataset& train, const Dataset& v
   if (o == Objective::kde_xe || o == Objective::mmce || o == Objective::mse_sharpness) {
     EXPECT_GT(p.history.front().regularizer, 0);
   }
-  if (o == Objective::kde_xe || o == Objective::mse_sharpness) {
+  if (o == Objective::kde_xe || o == Objective::kde_xe_debiased || o == Objective::mse_sharpness) {
     EXPECT_GT(p.history.front().bandwidth, 0);
+  }
+  if (o == Objective::kde_xe_debiased) {
+    EXPECT_GT(p.history.front().used_share, 0);
+    EXPECT_LE(p.history.front().used_share, 1);
   }
   EXPECT_EQ(p.validation_logits.size(), val.size() * p.columns);
   EXPECT_EQ(p.test_logits.size(), test.size() * p.columns);
@@ -60,10 +64,12 @@ void expect_trains(const TrainOptions& t, const Dataset& train, const Dataset& v
 
 TEST(TrainSmoke, EveryMulticlassObjective) {
   const Dataset train = head(data().train, 320), val = head(data().validation, 100), test = head(data().test, 100);
-  for (Objective o : {Objective::xe, Objective::kde_xe, Objective::mmce, Objective::focal, Objective::focal53}) {
+  for (Objective o : {Objective::xe, Objective::kde_xe, Objective::kde_xe_debiased, Objective::mmce, Objective::focal,
+                      Objective::focal53}) {
     SCOPED_TRACE(std::string(to_string(o)));
     TrainOptions t = quick(o);
     t.objective.lambda = 0.5;
+    if (o == Objective::kde_xe_debiased) t.objective.p = 2;
     expect_trains(t, train, val, test);
   }
 }
@@ -98,6 +104,66 @@ TEST(TrainSmoke, SameSeedSameRun) {
   EXPECT_NE(train_and_predict(train, val, val, t).test_logits, a.test_logits);
 }
 
+TEST(TrainSmoke, ValidateEverySkipsEpochs) {
+  TrainOptions t = quick(Objective::xe);
+  t.epochs = 5;
+  t.validate_every = 2;
+  const TrainedPredictions p = train_and_predict(head(data().train, 256), head(data().validation, 50),
+                                                 head(data().test, 50), t);
+  ASSERT_EQ(p.history.size(), 5u);
+  for (const EpochRecord& e : p.history) {
+    EXPECT_EQ(e.validated, e.epoch % 2 == 0 || e.epoch == 5) << "epoch " << e.epoch;
+    EXPECT_EQ(std::isfinite(e.validation_accuracy), e.validated) << "epoch " << e.epoch;
+  }
+  EXPECT_EQ(format_epoch(p.history[0], 5).find("val acc"), std::string::npos);
+  EXPECT_NE(format_epoch(p.history[1], 5).find("val acc"), std::string::npos);
+}
+
+// Bad options: one clear message each (ecekde-train prints it as one line).
+TEST(TrainSmoke, BadOptionsAreRefused) {
+  const Dataset train = head(data().train, 256), val = head(data().validation, 50);
+  const auto message = [&](const TrainOptions& t) -> std::string {
+    try {
+      train_and_predict(train, val, val, t);
+    } catch (const ecekde::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  TrainOptions t = quick(Objective::kde_xe);
+  t.objective.lambda = -0.1;
+  EXPECT_EQ(message(t), "lambda must be a finite number >= 0, got -0.100000");
+  t = quick(Objective::kde_xe_debiased);
+  t.objective.lambda = -1;
+  t.objective.p = 2;
+  EXPECT_EQ(message(t), "lambda must be a finite number >= 0, got -1.000000");
+  t.objective.lambda = 0.1;
+  t.objective.p = 1;
+  EXPECT_EQ(message(t), "kde-xe-debiased estimates CE_2^2 and needs p = 2, got 1.000000");
+  t = quick(Objective::mmce);
+  t.objective.lambda = -2;
+  EXPECT_EQ(message(t), "lambda must be a finite number >= 0, got -2.000000");
+  t = quick(Objective::xe);
+  t.validate_every = 0;
+  EXPECT_EQ(message(t), "validate-every must be at least 1, got 0");
+  try {
+    parse_objective("kde-xe-unbiased");
+    FAIL() << "no error";
+  } catch (const ecekde::Error& e) {
+    EXPECT_STREQ(e.what(), "unknown objective 'kde-xe-unbiased' (expected xe, kde-xe, kde-xe-debiased, mmce, focal, "
+                           "focal53, mse or mse-sharpness)");
+  }
+  EXPECT_EQ(parse_objective("kde_xe_debiased"), Objective::kde_xe_debiased);
+  try {
+    take_first(data().train, 50001, "--train-size", "training examples");
+    FAIL() << "no error";
+  } catch (const ecekde::Error& e) {
+    EXPECT_STREQ(e.what(), "--train-size 50001 exceeds the 50000 training examples");
+  }
+  EXPECT_EQ(take_first(data().train, 50000, "--train-size", "training examples").size(), 50000u);
+  EXPECT_EQ(take_first(data().train, 0, "--train-size", "training examples").size(), 50000u);
+}
+
 TEST(TrainSmoke, RunWritesValidPredictionsAndResult) {
   const auto dir = std::filesystem::temp_directory_path() / ("ecekde-train-smoke-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -122,6 +188,7 @@ TEST(TrainSmoke, RunWritesValidPredictionsAndResult) {
   save_test_predictions(prefix, r);
   write_result_json((dir / "run.json").string(), e, r);
   const ecekde::io::Predictions p = ecekde::io::read_predictions(prefix + "_probs.npy", prefix + "_labels.npy");
+  EXPECT_TRUE(std::filesystem::exists(prefix + "_logits.npy"));
   ASSERT_EQ(p.probs.view().rows(), 300u);
   ASSERT_EQ(p.probs.view().cols(), 10u);
   EXPECT_EQ(p.probs.view().dtype(), ecekde::ProbsView::DType::float32);

@@ -51,8 +51,13 @@ ExperimentResult run_experiment(const ExperimentOptions& options, std::ostream* 
 /// Writes the options and the result as JSON (the study's per-run record).
 void write_result_json(const std::string& path, const ExperimentOptions& options, const ExperimentResult& result);
 
+/// The first n examples of `data` (all of them for n = 0); throws ecekde::Error naming `option` when n
+/// exceeds data.size() ("--train-size 60000 exceeds the 50000 training examples").
+Dataset take_first(const Dataset& data, std::size_t n, const std::string& option, const std::string& what);
+
 /// Writes the test probabilities before temperature scaling, PREFIX_probs.npy (float32, n x K; binary:
-/// n values P(y = 1)), and the labels, PREFIX_labels.npy (int64, n).
+/// n values P(y = 1)), the labels, PREFIX_labels.npy (int64, n), and the test logits, PREFIX_logits.npy
+/// (float32, shaped like the probabilities).
 void save_test_predictions(const std::string& prefix, const ExperimentResult& result);
 
 /// The one-line progress report of an epoch.

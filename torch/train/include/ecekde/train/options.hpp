@@ -30,6 +30,9 @@ struct ModelOptions {
 enum class Objective {
   xe,             ///< cross-entropy
   kde_xe,         ///< XE + lambda * canonical ECE^KDE (CE_p^p of the batch; the paper's KDE-XE)
+  /// XE + lambda * the debiased canonical CE_2^2 of the batch (KdeForm::debiased: the label noise's pairs
+  /// left out of the square; p must be 2)
+  kde_xe_debiased,
   mmce,           ///< XE + lambda * MMCE_w (Kumar et al. 2018, weighted, Laplacian kernel)
   focal,          ///< focal loss -(1 - p_y)^gamma log p_y with a fixed gamma
   focal53,        ///< FL-53 (Mukhoti et al. 2020): gamma = 5 where p_y < 0.2, else 3
@@ -41,8 +44,8 @@ struct ObjectiveOptions {
   Objective objective = Objective::xe;
   double lambda = 0;                  ///< weight of the kde_xe / mmce regulariser
   double gamma = 3;                   ///< focal: the exponent; mse_sharpness: the weight in [0, 1)
-  double p = 1;                       ///< kde_xe: order of the L_p norm
-  std::optional<double> bandwidth;    ///< kde_xe, mse_sharpness: fixed h; empty = LOO choice per batch
+  double p = 1;                       ///< kde_xe: order of the L_p norm (kde_xe_debiased: must be 2)
+  std::optional<double> bandwidth;    ///< kde_xe(_debiased), mse_sharpness: fixed h; empty = LOO choice per batch
   double mmce_width = 0.4;            ///< mmce: width of the Laplacian kernel
 };
 
@@ -57,12 +60,14 @@ struct TrainOptions {
   double weight_decay = 5e-4;
   std::uint64_t seed = 0;         ///< initialisation (torch::manual_seed) and batch order (ecekde::Rng)
   int threads = 1;                ///< torch::set_num_threads and the regularisers' threads
+  int validate_every = 1;         ///< validation accuracy and loss after every E-th epoch and the last
 };
 
 std::string_view to_string(Architecture architecture);  ///< "resnet", "mlp"
 Architecture parse_architecture(std::string_view name);  ///< throws ecekde::Error on other names
-std::string_view to_string(Objective objective);        ///< "xe", "kde-xe", "mmce", "focal", "focal53", "mse", "mse-sharpness"
+std::string_view to_string(Objective objective);        ///< "xe", "kde-xe", "kde-xe-debiased", "mmce", "focal", "focal53", "mse", "mse-sharpness"
 Objective parse_objective(std::string_view name);        ///< the names above (also with '_'); throws ecekde::Error
 bool is_binary(Objective objective);                     ///< mse and mse_sharpness
+bool has_lambda(Objective objective);                    ///< kde_xe, kde_xe_debiased and mmce (weighted by lambda)
 
 }  // namespace ecekde::train

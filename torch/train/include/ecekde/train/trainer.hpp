@@ -18,9 +18,11 @@ struct EpochRecord {
   double base = 0;                 ///< its data term (XE, focal loss, MSE)
   double regularizer = 0;          ///< its unweighted calibration term (0 for none)
   double bandwidth = 0;            ///< mean per-batch bandwidth of the regulariser (0 for none)
+  double used_share = 1;           ///< kde-xe-debiased: mean share of a batch's rows in its mean (else 1)
   double train_accuracy = 0;       ///< on the training batches, in training mode, as they were seen
-  double validation_accuracy = 0;  ///< after the epoch, in evaluation mode
-  double validation_loss = 0;      ///< validation NLL (binary: MSE) after the epoch
+  bool validated = true;           ///< false: validation skipped this epoch (TrainOptions::validate_every)
+  double validation_accuracy = 0;  ///< after the epoch, in evaluation mode (NaN when not validated)
+  double validation_loss = 0;      ///< validation NLL (binary: MSE) after the epoch (NaN when not validated)
   double seconds = 0;              ///< wall time of the epoch's training steps (validation excluded)
 };
 
