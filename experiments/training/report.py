@@ -23,6 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from doc_section import write_between  # noqa: E402
+
 ARCHS = [("resnet", "ResNet-8"), ("mlp", "MLP")]
 FIXED = [("xe", "XE"), ("focal53", "FL-53"), ("focal", "FL-3")]
 SWEPT = [("kde-xe", "KDE-XE"), ("mmce", "MMCE")]
@@ -417,13 +419,7 @@ def main():
     rel = os.path.relpath(a.figures, os.path.dirname(os.path.abspath(a.doc)))
     text = text.replace("(training/", f"({rel}/")
 
-    doc = open(a.doc).read() if os.path.exists(a.doc) else f"# Training study\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in doc or END not in doc:
-        doc += f"\n{BEGIN}\n{END}\n"
-    head, rest = doc.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    with open(a.doc, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
+    write_between(a.doc, BEGIN, END, text, "Training study")
     print(f"wrote {a.doc} and {a.figures}/pareto.png, reliability.png")
     if a.examples:
         sources = copy_examples(a.results, a.examples, chosen_by_arch, groups)

@@ -24,6 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from doc_section import write_between  # noqa: E402
+
 import ecekde  # noqa: E402
 
 BEGIN, END = "<!-- overconfident:begin -->", "<!-- overconfident:end -->"
@@ -307,13 +309,7 @@ def main():
     text = tables(groups, runs, quick, collapsed)
     rel = os.path.relpath(a.figures, os.path.dirname(os.path.abspath(a.doc)))
     text = text.replace("(training/", f"({rel}/")
-    doc = open(a.doc).read() if os.path.exists(a.doc) else f"# Training study (QUICK)\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in doc or END not in doc:
-        doc += f"\n{BEGIN}\n{END}\n"
-    head, rest = doc.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    with open(a.doc, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
+    write_between(a.doc, BEGIN, END, text, "Training study (QUICK)")
     print(f"wrote {a.doc} and {a.figures}/overconfident_pareto.png")
 
 
