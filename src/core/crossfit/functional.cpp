@@ -149,14 +149,13 @@ void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& 
     std::copy_n(both.begin() + static_cast<std::ptrdiff_t>(own), own, influence.begin());
     combine_shares(in.plan.communicator, class_ce);
   }
-  const std::size_t m = fit.averaged_rows;
+  const std::size_t m = fit.averaged_rows;  // n but for canonical at large n (mean_row_limit)
   if (m < n) {  // the rows left out of the mean: none of their terms, and none of the sums below
     std::vector<char> averaged(own, 0);
     for (std::size_t q = mine.begin; q < mine.end; ++q)
       for (std::size_t j : fit.corrected[q].self) averaged[problems[q].lp->original[j]] = 1;
     compact_averaged(averaged, term, influence);
   }
-  for (double& v : class_ce) v *= static_cast<double>(n) / static_cast<double>(m);
   if (options.type == CalibrationType::marginal) r.class_ce_pow_p = class_ce;
   r.averaged_rows = m;
   const double raw = total_over_ranks(ranks, term) / static_cast<double>(m);
