@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from doc_section import write_between  # noqa: E402
+from study_files import load_runs, write_between  # noqa: E402
 
 ARCHS = [("resnet", "ResNet-8"), ("mlp", "MLP")]
 FIXED = [("xe", "XE"), ("focal53", "FL-53"), ("focal", "FL-3")]
@@ -33,16 +33,6 @@ NAMES = dict(FIXED + SWEPT)
 ACCURACY_SLACK = 0.01  # a swept method's lambda may cost at most this much validation accuracy vs XE
 COLLAPSED = 0.2  # test accuracy below this (chance is 0.1): the run diverged to a near-constant predictor
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-
-
-def load_runs(results):
-    runs = []
-    for path in sorted(glob.glob(os.path.join(results, "runs", "*.json"))):
-        with open(path) as f:
-            run = json.load(f)
-        run["name"] = os.path.basename(path)[:-5]
-        runs.append(run)
-    return runs
 
 
 def key(run):

@@ -12,7 +12,6 @@ CE_1 with 95% intervals), caches the scores in RESULTS/scores/NAME.json, and wri
 Needs numpy, matplotlib and the ecekde Python module (PYTHONPATH=build/python).
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -24,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from doc_section import write_between  # noqa: E402
+from study_files import load_runs, write_between  # noqa: E402
 
 import ecekde  # noqa: E402
 
@@ -33,19 +32,6 @@ TYPES = ["canonical", "marginal", "top-label"]
 NAMES = {"xe": "XE", "kde-xe": "KDE-XE", "kde-xe-debiased": "KDE-XE debiased", "mmce": "MMCE", "focal53": "FL-53"}
 ORDER = ["xe", "kde-xe", "kde-xe-debiased", "mmce", "focal53"]
 COLLAPSED = 0.2  # test accuracy below this (chance is 0.1): the run diverged to a near-constant predictor
-
-
-def load_runs(results):
-    runs = []
-    for path in sorted(glob.glob(os.path.join(results, "runs", "*.json"))):
-        with open(path) as f:
-            run = json.load(f)
-        run["name"] = os.path.basename(path)[:-5]
-        if "config" not in run:  # not an ecekde-train result (e.g. a placeholder that made the driver skip a run)
-            print(f"skipping {path}: not a run result")
-            continue
-        runs.append(run)
-    return runs
 
 
 def softmax(z):
