@@ -100,13 +100,15 @@ template <class T>
 #endif
 }
 
-// Rows per register tile of the dot products: 8 rows x 2 vectors (16 accumulators) where AVX-512 has 32
-// vector registers, 4 x 2 on AVX2 (where one 512-bit vector takes two of its 16 registers) and on the
-// baseline.
+// The register tile of the dot products: kDotRows rows x kDotVectors vectors of columns. AVX-512 (32
+// vector registers) takes 4 x 5 (20 accumulators, 4 broadcasts and 5 loads per 20 multiply-adds): on the
+// Xeon of docs/benchmarks.md it ran the crossfit's payload product (128 x 1,000 x 512) at 1.4 times the rate
+// of the 8 x 2 tile it replaced, and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 (16
+// registers, where one 512-bit vector takes two) and the baseline keep 4 x 2.
 #if defined(__AVX512F__)
-constexpr std::size_t kDotRows = 8;
+constexpr std::size_t kDotRows = 4, kDotVectors = 5;
 #else
-constexpr std::size_t kDotRows = 4;
+constexpr std::size_t kDotRows = 4, kDotVectors = 2;
 #endif
 
 // One register tile of the dot products: kDotRows rows x V vectors of columns, over the whole depth.
@@ -130,22 +132,31 @@ template <class T, bool Accumulate, std::size_t V>
     for (std::size_t v = 0; v < V; ++v) store(out + q * ldo + v * W, acc[q][v]);
 }
 
+// The register tile of V vectors of columns, V below kDotVectors (a tile row's last columns), or none.
+template <class T, bool Accumulate, std::size_t V = kDotVectors - 1>
+[[gnu::always_inline]] inline void narrower_tile(std::size_t vectors, const T* a, std::size_t lda, const T* bt,
+                                                 std::size_t ldb, std::size_t depth, T* out, std::size_t ldo) {
+  if constexpr (V > 0) {
+    if (vectors == V) register_tile<T, Accumulate, V>(a, lda, bt, ldb, depth, out, ldo);
+    else narrower_tile<T, Accumulate, V - 1>(vectors, a, lda, bt, ldb, depth, out, ldo);
+  }
+}
+
 // Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
-// 2-vector panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
+// panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
 template <class T, bool Accumulate>
 [[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
                               std::size_t rows, std::size_t cols, std::size_t depth, T* out,
                               std::size_t ldo) {
-  constexpr std::size_t R = kDotRows, W = kLanes<T>, C = 2 * W;
+  constexpr std::size_t R = kDotRows, W = kLanes<T>, C = kDotVectors * W;
   std::size_t r = 0;
   for (; r + R <= rows; r += R) {
     const T* a0 = a + r * lda;
     std::size_t c = 0;
-    for (; c + C <= cols; c += C) register_tile<T, Accumulate, 2>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
-    if (c + W <= cols) {  // one more vector of columns (the bootstrap's replicates are padded to 8 doubles)
-      register_tile<T, Accumulate, 1>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
-      c += W;
-    }
+    for (; c + C <= cols; c += C) register_tile<T, Accumulate, kDotVectors>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+    const std::size_t vectors = (cols - c) / W;  // whole vectors left (the payloads are padded to 8 doubles)
+    narrower_tile<T, Accumulate>(vectors, a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
+    c += vectors * W;
     for (; c < cols; ++c)
       for (std::size_t q = 0; q < R; ++q) {
         T s = Accumulate ? out[(r + q) * ldo + c] : T{};
@@ -184,7 +195,7 @@ constexpr std::size_t kPanelRows = 64;
 template <class T, bool Accumulate>
 void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::size_t rows,
               std::size_t cols, std::size_t depth, T* out, std::size_t ldo) {
-  constexpr std::size_t W = kLanes<T>, C = 2 * W;
+  constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
   const auto chunk = [&](bool accumulate, std::size_t k0, const T* b, std::size_t ldb_, std::size_t c0,
                          std::size_t nc, std::size_t kd) {
     if (accumulate) dot_chunk<T, true>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
@@ -198,10 +209,8 @@ void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::si
     if (rows >= kPanelRows) {
       alignas(64) T panel[kDepthChunk * C];
       for (; c + C <= cols; c += C) {
-        for (std::size_t k = 0; k < kd; ++k) {
-          store(panel + k * C, load(bt + (k0 + k) * ldb + c));
-          store(panel + k * C + W, load(bt + (k0 + k) * ldb + c + W));
-        }
+        for (std::size_t k = 0; k < kd; ++k)
+          for (std::size_t v = 0; v < kDotVectors; ++v) store(panel + k * C + v * W, load(bt + (k0 + k) * ldb + c + v * W));
         chunk(accumulate, k0, panel, C, c, C, kd);
       }
     }
