@@ -9,6 +9,7 @@
 
 #include "core/kernels.hpp"
 #include "core/messages.hpp"
+#include "core/parallel.hpp"
 #include "core/work_ledger.hpp"
 
 namespace ecekde::detail {
@@ -199,7 +200,7 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
                  double* hess, Communicator* ranks, double total_rows) {
   // W: the matrix's first parameter, T: the top biases' first
   const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases(), T = W + L * M;
-  std::vector<double> scratch(d.row_size()), prob(L), mu(D);
+  std::vector<double> scratch(d.row_size()), prob(L), mu(D), outer(D * (D + 1) / 2);
   std::optional<MatrixTerms> matrix;
   if (M > 0 && grad) matrix.emplace(d, P);
   if (grad) std::fill_n(grad, P, 0.0);
@@ -224,13 +225,21 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
       for (std::size_t c = 0; c < L; ++c) grad[D + c] += prob[c];
       grad[D + static_cast<std::size_t>(y)] -= 1;
     }
-    // Hessian of -log softmax: sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c).
-    for (std::size_t a = 0; a < D; ++a) {
-      for (std::size_t b = 0; b <= a; ++b) {
-        double s = 0;
-        for (std::size_t c = 0; c < L; ++c) s += prob[c] * x[c * D + a] * x[c * D + b];
-        hess[a * P + b] += s - mu[a] * mu[b];
+    // Hessian of -log softmax: sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c). The
+    // shared features' block is summed over the classes in one pass, each entry over c in increasing
+    // order as a pass per entry would: at K = 1,000 a row's features (L D values) outgrow L1, and a pass per
+    // entry read them D (D + 1) / 2 times.
+    std::fill(outer.begin(), outer.end(), 0.0);
+    for (std::size_t c = 0; c < L; ++c) {
+      const double* xc = x + c * D;
+      double* e = outer.data();
+      for (std::size_t a = 0; a < D; ++a) {
+        const double pa = prob[c] * xc[a];
+        for (std::size_t b = 0; b <= a; ++b) *e++ += pa * xc[b];
       }
+    }
+    for (std::size_t a = 0, e = 0; a < D; ++a) {
+      for (std::size_t b = 0; b <= a; ++b) hess[a * P + b] += outer[e++] - mu[a] * mu[b];
       if (d.class_bias)
         for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (x[c * D + a] - mu[a]);
     }
@@ -348,12 +357,17 @@ void predict_logit(const LogitDesign& design, std::span<const double> theta, std
   }
 }
 
-void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values) {
+void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values, int threads) {
   const std::size_t size = design.row_size();
   ECEKDE_ASSERT(!design.adjust || !design.binary());
   if (design.table || n > max_values / size) return;
   auto table = std::make_shared<std::vector<double>>(n * size);
-  for (std::size_t j = 0; j < n; ++j) design.row(j, table->data() + j * size, table->data() + j * size + design.L);
+  // In blocks of rows: at K = 1,000 a row is 7,000 values and their logarithms, 0.4 s for 10,000 rows.
+  constexpr std::size_t kBlock = 256;
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block, int) {
+    for (std::size_t j = block * kBlock; j < std::min(n, (block + 1) * kBlock); ++j)
+      design.row(j, table->data() + j * size, table->data() + j * size + design.L);
+  });
   design.table = std::move(table);
   if (!design.binary()) return;
   const std::size_t width = 1 + design.D;

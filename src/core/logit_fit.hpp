@@ -53,7 +53,8 @@ struct LogitDesign {
 
 /// Fills design.table (and for binary designs design.differences) with rows 0..n-1 when the table takes
 /// at most `max_values` doubles; otherwise leaves the design as it is (row() is then called at each use).
-void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values);
+/// The rows are written on up to `threads` threads (row() must then be safe to call concurrently).
+void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values, int threads = 1);
 
 /// Minimises (1/|rows|) sum_{j in rows} -log P_j(y_j) + (lambda / 2) ||theta, b||^2 (+ (matrix_penalty / 2)
 /// ||W||^2) by Newton's method with

@@ -19,7 +19,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                                         Communicator* ranks, std::span<const double> start,
                                                         std::span<const char> trains) {
   const LabelledPoints& lp = *pr.lp;
-  designs.cache(lp.points.n);
+  designs.cache(lp.points.n, 1);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
   const auto& train = split.train;

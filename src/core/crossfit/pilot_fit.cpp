@@ -51,7 +51,7 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
                                                 std::span<const double> start, std::span<const char> trains) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, parameters = designs.shared.parameters();
-  designs.cache(n);
+  designs.cache(n, threads);
   pr.pilot.assign(n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
   const auto& train = split.train;

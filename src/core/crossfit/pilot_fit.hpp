@@ -33,8 +33,8 @@ struct FoldDesigns {
       : shared(std::move(every_fold)), adjust(std::move(per_fold)) {}
   explicit FoldDesigns(std::vector<LogitDesign> each_fold) : shared(each_fold.at(0)), own(std::move(each_fold)) {}
 
-  void cache(std::size_t n) {
-    if (own.empty()) cache_rows(shared, n, kMaxCachedDesign);
+  void cache(std::size_t n, int threads) {
+    if (own.empty()) cache_rows(shared, n, kMaxCachedDesign, threads);
   }
 
   LogitDesign of(std::size_t fold) const {
