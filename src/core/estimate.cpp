@@ -80,6 +80,12 @@ RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(out.self[r], k);
   out.points = KernelPoints::from_rows(picked.data(), R, x.dim);
+  // The rows' logarithms as the points hold them, not recomputed: the crossfit corrections' points carry
+  // theirs floored at kFeatureFloor (crossfit.cpp), and a subset of rows recomputed from x read exact
+  // zeros at 1e-308 (its criterion and its row mean over a subset, where rows x n x K is large).
+  for (std::size_t r = 0; r < R; ++r)
+    std::copy_n(x.log_x.begin() + static_cast<std::ptrdiff_t>(out.self[r] * x.dim), x.dim,
+                out.points.log_x.begin() + static_cast<std::ptrdiff_t>(r * x.dim));
   return out;
 }
 

@@ -170,18 +170,23 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
 }
 
 // The bandwidth criterion from the formula: minus the mean leave-one-out Brier score sum_l (t_jl - g_jl)^2
-// over the rows, summed over the problems.
-double plain_criterion(const oracle::Data& d, CalibrationType type, double h, const std::vector<std::vector<double>>& pilots) {
+// over the rows `rows` (every row when empty), summed over the problems.
+double plain_criterion(const oracle::Data& d, CalibrationType type, double h, const std::vector<std::vector<double>>& pilots,
+                       std::vector<std::size_t> rows = {}) {
+  if (rows.empty()) {
+    rows.resize(d.n);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
   const std::vector<PlainProblem> problems = plain_problems(d, type);
   double score = 0;
   for (std::size_t q = 0; q < problems.size(); ++q) {
     const PlainProblem& pr = problems[q];
     double brier = 0;
-    for (std::size_t j = 0; j < d.n; ++j) {
+    for (std::size_t j : rows) {
       const std::vector<double> g = plain_g(pr, pilots[q], j, h);
       for (std::size_t l = 0; l < pr.depth; ++l) brier += (pr.t[j * pr.depth + l] - g[l]) * (pr.t[j * pr.depth + l] - g[l]);
     }
-    score -= brier / static_cast<double>(d.n);
+    score -= brier / static_cast<double>(rows.size());
   }
   return score;
 }
@@ -330,6 +335,45 @@ TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
             if (r.selection->score[b] > r.selection->score[best]) best = b;
           }
           EXPECT_EQ(r.bandwidth, grid[best]);
+        }
+    }
+}
+
+// The canonical criterion over a subset of rows (its row limit below n), on plain and on saturated
+// predictions, and the estimate at the bandwidth it chose, whose corrections of those rows are the
+// criterion's own (kept from its sweep) and of the others swept: both against the formula, over every
+// row and over a subset of rows for the mean, threads and block sizes. The formula's kernel reads each
+// row's zeros at the features' floor; a subset of rows once read them at 1e-308 instead, so that on
+// saturated predictions the criterion scored another kernel than the corrections it chose for.
+TEST(Crossfit, CriterionOnASubsetOfRowsAgreesWithThePlainFormula) {
+  constexpr std::size_t n = 150, criterion = 40;
+  for (bool saturated : {false, true})
+    for (std::size_t k : {std::size_t{3}, ecekde::detail::kWidePayload + 6}) {
+      oracle::Data d = testdata::softmax_predictions(n, k, 17 + k, 2.0, 1.6);
+      if (saturated) testdata::truncate(d, k - 1, n / 2);
+      for (std::size_t mean : {std::size_t{0}, std::size_t{100}})
+        for (auto [threads, block] : {std::pair{1, std::size_t{0}}, std::pair{2, std::size_t{7}}}) {
+          SCOPED_TRACE(testing::Message() << (saturated ? "saturated, " : "") << "K " << k << " mean rows " << mean
+                                          << " threads " << threads);
+          ecekde::EstimateOptions o = options(CalibrationType::canonical, std::nullopt, 1.0, threads, block);
+          o.bandwidth_selection.max_rows = criterion;
+          o.mean_rows = mean;
+          const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), CalibrationType::canonical, false,
+                                                  o.execution, true);
+          const auto pilots = ecekde::detail::crossfit_pilots(in, o);
+          const ecekde::Result r = run(d, o);
+          ASSERT_TRUE(r.selection.has_value());
+          EXPECT_EQ(r.selection->rows, criterion);
+          for (std::size_t b = 0; b < r.selection->grid.size(); ++b) {
+            const double want = plain_criterion(d, CalibrationType::canonical, r.selection->grid[b], pilots,
+                                                ecekde::detail::criterion_rows(n, criterion));
+            EXPECT_NEAR(r.selection->score[b], want, 1e-11 * std::fabs(want)) << "h " << r.selection->grid[b];
+          }
+          const auto [value, se] =
+              plain_crossfit(d, CalibrationType::canonical, r.bandwidth, 1.0, pilots,
+                             mean ? ecekde::detail::criterion_rows(n, mean) : std::vector<std::size_t>{});
+          EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+          EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
         }
     }
 }

@@ -129,23 +129,54 @@ bool shares_dots(std::size_t problems, std::size_t bandwidths, const LabelledPoi
   return problems == 1 && bandwidths > 1 && (lp.points.dim != 2 || !plan.expansions);
 }
 
+// The criterion's own corrections: g and N of its rows (sorted positions `self`) at every bandwidth of the
+// grid, [b][q * depth + l] and [b][q]. The final corrections at the chosen bandwidth are bitwise these for
+// those rows (a row's sums do not depend on which other rows share its sweep), so the final sweep takes
+// only the mean's other rows: at n = 10,000, K = 10 (the criterion on every row) none at all, at K = 1,000
+// a fifth fewer. Kept where they take at most kMaxKeptCorrections doubles.
+struct CriterionCorrections {
+  std::vector<std::size_t> self;
+  std::vector<std::vector<double>> g, neighbours;
+};
+constexpr std::size_t kMaxKeptCorrections = std::size_t{1} << 25;  // 256 MB
+
 // The mean leave-one-out Brier score of the corrections at every bandwidth of `grid`, over the input rows
 // `rows` (all when empty), from one sweep whose tiles of dot products all bandwidths share (SharedDots):
-// bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections. For the canonical
-// problem at K = 1,000 the dot products are half of each sweep (docs/benchmarks.md).
+// bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections unless `keep` asks
+// for them. For the canonical problem at K = 1,000 the dot products are half of each sweep
+// (docs/benchmarks.md).
 std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
-                                 const SweepPlan& plan) {
+                                 const SweepPlan& plan, CriterionCorrections* keep = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   const std::vector<double> residuals = residuals_of(pr);
   const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
   const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
   std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
+  if (keep) {
+    keep->self = self;
+    keep->g.assign(grid.size(), std::vector<double>(self.size() * depth));
+    keep->neighbours.assign(grid.size(), std::vector<double>(self.size()));
+  }
   auto part = [&](std::size_t b) {
     lp.points.centre_offsets(grid[b], offsets[b]);
     terms[b].assign(self.size(), 0.0);
-    auto finish = [&pr, &self, out = terms[b].data()](std::size_t q, double den, double squares, const double* acc) {
-      out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+    double* g = keep ? keep->g[b].data() : nullptr;
+    double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
+    auto finish = [&pr, &self, out = terms[b].data(), g, neighbours, depth](std::size_t q, double den, double squares,
+                                                                             const double* acc) {
+      if (!g) {
+        out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+        return;
+      }
+      double* gq = g + q * depth;  // corrected_squared_error()'s sum, from the kept g
+      neighbours[q] = corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
+      double e = 0;
+      for (std::size_t l = 0; l < depth; ++l) {
+        const double d = pr.target(self[q], l) - gq[l];
+        e += d * d;
+      }
+      out[q] = e;
     };
     return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
   };
@@ -157,6 +188,38 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
   std::vector<double> scores;
   for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
   return scores;
+}
+
+// The corrections at grid[b] of the input rows `rows` (all when empty): the criterion's kept ones where it
+// scored the row, the others swept (correct()).
+Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid, std::size_t b,
+                              const CriterionCorrections& kept, std::span<const std::size_t> rows,
+                              const SweepPlan& plan) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t depth = pr.depth;
+  Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(lp, rows));
+  std::vector<std::size_t> kept_at(lp.points.n, kept.self.size());  // each sorted position's kept row, if any
+  for (std::size_t q = 0; q < kept.self.size(); ++q) kept_at[kept.self[q]] = q;
+  std::vector<std::size_t> missing, missing_at;  // input rows to sweep, and their places in `out`
+  for (std::size_t q = 0; q < out.self.size(); ++q) {
+    const std::size_t k = kept_at[out.self[q]];
+    if (k == kept.self.size()) {
+      missing.push_back(lp.original[out.self[q]]);
+      missing_at.push_back(q);
+      continue;
+    }
+    std::copy_n(kept.g[b].begin() + static_cast<std::ptrdiff_t>(k * depth), depth,
+                out.g.begin() + static_cast<std::ptrdiff_t>(q * depth));
+    out.neighbours[q] = kept.neighbours[b][k];
+  }
+  if (missing.empty()) return out;
+  const Corrected swept = correct(pr, grid[b], correction_inputs(pr, missing), plan);
+  for (std::size_t m = 0; m < missing.size(); ++m) {
+    std::copy_n(swept.g.begin() + static_cast<std::ptrdiff_t>(m * depth), depth,
+                out.g.begin() + static_cast<std::ptrdiff_t>(missing_at[m] * depth));
+    out.neighbours[missing_at[m]] = swept.neighbours[m];
+  }
+  return out;
 }
 
 // Whether a problem's sweeps go by the score tree (sweep()): then a caller sweeping it at several
@@ -231,7 +294,11 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   }
   // Otherwise the criterion first, then the corrections at the chosen bandwidth on the mean's rows.
   const bool shared = shares_dots(problems.size(), grid.size(), *problems.front().lp, plan);
-  const std::vector<double> briers = shared ? brier_scores(problems.front(), grid, criterion, plan)
+  // Kept for the final corrections where alone (a distributed sweep's rows are the ranks') and small enough.
+  std::optional<CriterionCorrections> kept;
+  if (shared && !plan.communicator && grid.size() * rows.size() * problems.front().depth <= kMaxKeptCorrections)
+    kept.emplace();
+  const std::vector<double> briers = shared ? brier_scores(problems.front(), grid, criterion, plan, kept ? &*kept : nullptr)
                                             : brier_grid(problems, grid, criterion, plan);
   std::size_t best = 0;
   for (std::size_t b = 0; b < grid.size(); ++b) {
@@ -246,7 +313,8 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   }
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  fit.corrected = correct_all(problems, grid[best], mean, plan);
+  if (kept) fit.corrected = {correct_beside_kept(problems.front(), grid, best, *kept, mean, plan)};
+  else fit.corrected = correct_all(problems, grid[best], mean, plan);
   return fit;
 }
 
