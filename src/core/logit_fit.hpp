@@ -63,10 +63,11 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values, int 
 /// Cancelled at the next Newton step once `control` is cancelled (one step at K = 1,000 is a pass over a
 /// (K + D)^2 Hessian per row). With `ranks` (ExecutionOptions::own_rows) each rank passes its own rows
 /// and the fit is over all ranks' rows: every objective's sums are combined by an all_sum, so every rank
-/// takes the same steps to the same parameters.
+/// takes the same steps to the same parameters. A design of shared features only forms its rows' terms on
+/// up to `threads` threads, bitwise as on one.
 std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const int> labels,
                               std::span<const std::size_t> rows, double lambda, const RunControl* control = nullptr,
-                              std::span<const double> start = {}, Communicator* ranks = nullptr);
+                              std::span<const double> start = {}, Communicator* ranks = nullptr, int threads = 1);
 
 /// Writes P_j (L values) under theta of each row j = rows[i] into out[i L, (i + 1) L).
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,

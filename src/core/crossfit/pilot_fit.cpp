@@ -57,26 +57,27 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
   const auto& train = split.train;
   const auto& held_out = split.held_out;
   // A fold holding every row (tiny n) has nothing to learn from: its pilot is the identity map, f itself.
-  auto fit = [&](std::size_t f, std::span<const double> start, bool predict) {
+  auto fit = [&](std::size_t f, std::span<const double> start, bool predict, int fit_threads) {
     const LogitDesign design = designs.of(f);
     std::vector<double> theta =
         train[f].empty() ? std::vector<double>(parameters, 0.0)
                          : fit_logit(design, kernels, pr.labels, train[f], pilot_penalty(pr, design, train[f], nullptr),
-                                     control, start);
+                                     control, start, nullptr, fit_threads);
     if (predict) predict_pilot(pr, design, theta, held_out[f]);
     return theta;
   };
   // Fold 0 is fitted first (on every rank), and the other folds start from its solution: their training
   // rows overlap by about 3/4, so Newton needs a few steps from there instead of about ten from the
-  // offsets. Each fit still runs to the Newton decrement's rounding floor.
+  // offsets. Each fit still runs to the Newton decrement's rounding floor. Fold 0's fit takes the threads
+  // (where its design allows: fit_logit), the others one each.
   const Share mine = share_of(folds, comm);
   std::vector<std::vector<double>> theta(folds, std::vector<double>(parameters, 0.0));
-  std::vector<double> first = fit(0, start, mine.begin == 0 && mine.size() > 0);
+  std::vector<double> first = fit(0, start, mine.begin == 0 && mine.size() > 0, threads);
   parallel_for(
       mine.size(), threads,
       [&](std::size_t own_fold, int) {
         const std::size_t f = mine.begin + own_fold;
-        if (f > 0 && !held_out[f].empty()) theta[f] = fit(f, first, true);
+        if (f > 0 && !held_out[f].empty()) theta[f] = fit(f, first, true, 1);
       },
       control);
   combine_shares(comm, pr.pilot);
