@@ -399,6 +399,16 @@ TEST(Crossfit, BitwiseIdenticalForAnyThreadCount) {
     EXPECT_EQ(r.standard_error, one.standard_error);
     EXPECT_EQ(r.bandwidth, one.bandwidth);
   }
+  // Canonical at K > 64, whose structured pilot has shared features only: its first fold's row terms are
+  // formed on the threads in blocks of rows (fit_logit), more rows than one block.
+  const oracle::Data wide = testdata::softmax_predictions(700, ecekde::detail::kWidePayload + 6, 13, 2.0, 1.5);
+  const ecekde::Result alone = run(wide, options(CalibrationType::canonical, std::nullopt, 1, 1));
+  for (int threads : {2, 3}) {
+    const ecekde::Result r = run(wide, options(CalibrationType::canonical, std::nullopt, 1, threads));
+    EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p);
+    EXPECT_EQ(r.standard_error, alone.standard_error);
+    EXPECT_EQ(r.bandwidth, alone.bandwidth);
+  }
 }
 
 TEST(Crossfit, InvariantUnderPermutingSamples) {
