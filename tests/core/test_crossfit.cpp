@@ -378,37 +378,27 @@ TEST(Crossfit, CriterionOnASubsetOfRowsAgreesWithThePlainFormula) {
     }
 }
 
-TEST(Crossfit, BitwiseIdenticalForAnyThreadCount) {
-  const oracle::Data d = testdata::softmax_predictions(700, 4, 7, 2.0, 1.5);
-  for (CalibrationType type : types_for(4)) {
-    const ecekde::Result one = run(d, options(type, std::nullopt, 1, 1));
-    for (int threads : {2, 3}) {
-      const ecekde::Result r = run(d, options(type, std::nullopt, 1, threads));
-      EXPECT_EQ(r.ce_pow_p, one.ce_pow_p);
-      EXPECT_EQ(r.standard_error, one.standard_error);
-      EXPECT_EQ(r.bandwidth, one.bandwidth);
-    }
-  }
-  // Marginal with many classes spreads its problems over the threads (one per task): the same bits.
-  const oracle::Data many = testdata::softmax_predictions(300, 12, 9, 2.0, 1.5);
-  const ecekde::Result one = run(many, options(CalibrationType::marginal, std::nullopt, 1, 1));
+// The estimate of `type` on 2 and 3 threads: the bits of one thread.
+void expect_the_bits_of_one_thread(const oracle::Data& d, CalibrationType type) {
+  const ecekde::Result one = run(d, options(type, std::nullopt, 1, 1));
   for (int threads : {2, 3}) {
-    const ecekde::Result r = run(many, options(CalibrationType::marginal, std::nullopt, 1, threads));
+    const ecekde::Result r = run(d, options(type, std::nullopt, 1, threads));
     EXPECT_EQ(r.ce_pow_p, one.ce_pow_p);
     EXPECT_EQ(r.class_ce_pow_p, one.class_ce_pow_p);
     EXPECT_EQ(r.standard_error, one.standard_error);
     EXPECT_EQ(r.bandwidth, one.bandwidth);
   }
+}
+
+TEST(Crossfit, BitwiseIdenticalForAnyThreadCount) {
+  const oracle::Data d = testdata::softmax_predictions(700, 4, 7, 2.0, 1.5);
+  for (CalibrationType type : types_for(4)) expect_the_bits_of_one_thread(d, type);
+  // Marginal with many classes spreads its problems over the threads (one per task).
+  expect_the_bits_of_one_thread(testdata::softmax_predictions(300, 12, 9, 2.0, 1.5), CalibrationType::marginal);
   // Canonical at K > 64, whose structured pilot has shared features only: its first fold's row terms are
   // formed on the threads in blocks of rows (fit_logit), more rows than one block.
-  const oracle::Data wide = testdata::softmax_predictions(700, ecekde::detail::kWidePayload + 6, 13, 2.0, 1.5);
-  const ecekde::Result alone = run(wide, options(CalibrationType::canonical, std::nullopt, 1, 1));
-  for (int threads : {2, 3}) {
-    const ecekde::Result r = run(wide, options(CalibrationType::canonical, std::nullopt, 1, threads));
-    EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p);
-    EXPECT_EQ(r.standard_error, alone.standard_error);
-    EXPECT_EQ(r.bandwidth, alone.bandwidth);
-  }
+  expect_the_bits_of_one_thread(testdata::softmax_predictions(700, ecekde::detail::kWidePayload + 6, 13, 2.0, 1.5),
+                                CalibrationType::canonical);
 }
 
 TEST(Crossfit, InvariantUnderPermutingSamples) {
@@ -604,8 +594,11 @@ TEST(Crossfit, PilotsLearnFromASampleOfRowsAtLargeN) {
   for (std::size_t j = 0; j < n; ++j)
     std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((n - 1 - j) * 3), 3, reversed.f.begin() + static_cast<std::ptrdiff_t>(j * 3));
   const std::vector<char> turned = pilot_training_rows(checked(reversed), n, nullptr);
-  for (std::size_t j = 1; j < n; ++j)
-    if (j % 7 != 0) ASSERT_EQ(turned[n - 1 - j], marks[j]) << "row " << j;
+  for (std::size_t j = 1; j < n; ++j) {
+    if (j % 7 != 0) {
+      ASSERT_EQ(turned[n - 1 - j], marks[j]) << "row " << j;
+    }
+  }
 
   for (int ranks : {2, 3}) {
     ecekde::testing::ThreadRanks group(ranks);
