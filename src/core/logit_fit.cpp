@@ -210,52 +210,63 @@ void shared_outer(const double* prob, const double* x, std::size_t L, std::size_
   }
 }
 
+// A row's scratch for objective()'s terms.
+struct RowScratch {
+  std::vector<double> row, prob, mu, outer;
+  explicit RowScratch(const LogitDesign& d) : row(d.row_size()), prob(d.L), mu(d.D), outer(d.D * (d.D + 1) / 2) {}
+};
+
+// Row j's terms of objective()'s sums over the shared features, into `out`: log P_j(y_j), then with
+// `with_grad` the gradient terms mu - x_y (D) and the Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a,
+// D (D + 1) / 2 of them). Leaves P_j in s.prob and mu in s.mu; returns the row's features x, which the
+// other parameters' terms read.
+const double* shared_terms(const LogitDesign& d, std::span<const double> theta, std::size_t j, int y,
+                           RowScratch& s, bool with_grad, double* out) {
+  const std::size_t L = d.L, D = d.D;
+  const double* row = design_row(d, j, s.row);
+  const double *offset = row, *x = row + L;
+  out[0] = row_probabilities(d, theta, offset, x, top_class(d, j), s.prob.data(), y);
+  if (!with_grad) return x;
+  std::fill(s.mu.begin(), s.mu.end(), 0.0);
+  for (std::size_t c = 0; c < L; ++c)
+    for (std::size_t k = 0; k < D; ++k) s.mu[k] += s.prob[c] * x[c * D + k];
+  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - x[static_cast<std::size_t>(y) * D + k];
+  shared_outer(s.prob.data(), x, L, D, s.outer.data());
+  for (std::size_t a = 0, e = 0; a < D; ++a)
+    for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = s.outer[e] - s.mu[a] * s.mu[b];
+  return x;
+}
+
+// Adds a row's shared_terms() to the sums (grad and hess: with_grad's).
+void add_shared_terms(const double* t, std::size_t D, std::size_t P, double& nll, double* grad, double* hess) {
+  nll -= t[0];
+  if (!grad) return;
+  for (std::size_t k = 0; k < D; ++k) grad[k] += t[1 + k];
+  for (std::size_t a = 0, e = 0; a < D; ++a)
+    for (std::size_t b = 0; b <= a; ++b, ++e) hess[a * P + b] += t[1 + D + e];
+}
+
 // Rows per task of shared_feature_sums().
 constexpr std::size_t kTermRows = 256;
 
 // The rows' sums of objective() for a design of shared features only (no biases, matrix or top biases:
-// the canonical pilot at K > 128), each row's terms formed on `threads` threads and added in the rows'
-// order, so that the sums are bitwise those of one thread: -log P_j(y_j), then with grad its gradient
-// terms mu - x_y (D) and its Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a). At K = 1,000 a row's
-// terms are 30,000 multiply-adds, and the first fold's fit (the others start from it) ran alone.
+// the canonical pilot at K > 64), each row's shared_terms() formed on `threads` threads and added in the
+// rows' order, so that the sums are bitwise those of one thread. At K = 1,000 a row's terms are 30,000
+// multiply-adds, and the first fold's fit (the others start from it) ran alone.
 double shared_feature_sums(const LogitDesign& d, std::span<const int> labels, std::span<const std::size_t> rows,
                            std::span<const double> theta, double* grad, double* hess, int threads) {
-  const std::size_t L = d.L, D = d.D, P = d.parameters(), pairs = D * (D + 1) / 2;
-  const std::size_t width = 1 + (grad ? D + pairs : 0);
+  const std::size_t D = d.D, width = 1 + (grad ? D + D * (D + 1) / 2 : 0);
   std::vector<double> terms(rows.size() * width);
-  struct Scratch {
-    std::vector<double> row, prob, mu, outer;
-  };
-  std::vector<Scratch> scratch(static_cast<std::size_t>(resolve_threads(threads)));
+  std::vector<std::optional<RowScratch>> scratch(static_cast<std::size_t>(resolve_threads(threads)));
   parallel_for((rows.size() + kTermRows - 1) / kTermRows, threads, [&](std::size_t task, int worker) {
-    Scratch& s = scratch[static_cast<std::size_t>(worker)];
-    if (s.row.empty()) s.row.resize(d.row_size()), s.prob.resize(L), s.mu.resize(D), s.outer.resize(pairs);
-    for (std::size_t r = task * kTermRows; r < std::min(rows.size(), (task + 1) * kTermRows); ++r) {
-      const std::size_t j = rows[r];
-      const int y = labels[j];
-      const double* row = design_row(d, j, s.row);
-      const double *offset = row, *x = row + L;
-      double* out = terms.data() + r * width;
-      out[0] = row_probabilities(d, theta, offset, x, L, s.prob.data(), y);
-      if (!grad) continue;
-      std::fill(s.mu.begin(), s.mu.end(), 0.0);
-      for (std::size_t c = 0; c < L; ++c)
-        for (std::size_t k = 0; k < D; ++k) s.mu[k] += s.prob[c] * x[c * D + k];
-      for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - x[static_cast<std::size_t>(y) * D + k];
-      shared_outer(s.prob.data(), x, L, D, s.outer.data());
-      for (std::size_t a = 0, e = 0; a < D; ++a)
-        for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = s.outer[e] - s.mu[a] * s.mu[b];
-    }
+    std::optional<RowScratch>& s = scratch[static_cast<std::size_t>(worker)];
+    if (!s) s.emplace(d);
+    for (std::size_t r = task * kTermRows; r < std::min(rows.size(), (task + 1) * kTermRows); ++r)
+      shared_terms(d, theta, rows[r], labels[rows[r]], *s, grad != nullptr, terms.data() + r * width);
   });
   double nll = 0;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const double* t = terms.data() + r * width;
-    nll -= t[0];
-    if (!grad) continue;
-    for (std::size_t k = 0; k < D; ++k) grad[k] += t[1 + k];
-    for (std::size_t a = 0, e = 0; a < D; ++a)
-      for (std::size_t b = 0; b <= a; ++b, ++e) hess[a * P + b] += t[1 + D + e];
-  }
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    add_shared_terms(terms.data() + r * width, D, d.parameters(), nll, grad, hess);
   return nll;
 }
 
@@ -265,7 +276,10 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
                  double* hess, Communicator* ranks, double total_rows, int threads) {
   // W: the matrix's first parameter, T: the top biases' first
   const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases(), T = W + L * M;
-  std::vector<double> scratch(d.row_size()), prob(L), mu(D), outer(D * (D + 1) / 2);
+  RowScratch scratch(d);
+  std::vector<double> term(1 + D + D * (D + 1) / 2);
+  const std::vector<double>& prob = scratch.prob;
+  const std::vector<double>& mu = scratch.mu;
   std::optional<MatrixTerms> matrix;
   if (M > 0 && grad) matrix.emplace(d, P);
   if (grad) std::fill_n(grad, P, 0.0);
@@ -278,34 +292,24 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
                                    : binary_sums<0>(d, kern, labels, rows, theta, grad, hess);
   else if (shared_only)
     nll = shared_feature_sums(d, labels, rows, theta, grad, hess, threads);
+  // Otherwise row by row: the shared features' terms, then the other parameters' (Hessian of -log softmax:
+  // sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c)).
   for (std::size_t j : d.binary() || shared_only ? std::span<const std::size_t>{} : rows) {
     const int y = labels[j];
-    const double* row = design_row(d, j, scratch);
-    const double *offset = row, *x = row + L;
-    const std::size_t t = top_class(d, j);
-    nll -= row_probabilities(d, theta, offset, x, t, prob.data(), y);
+    const double* x = shared_terms(d, theta, j, y, scratch, grad != nullptr, term.data());
+    add_shared_terms(term.data(), D, P, nll, grad, hess);
     if (!grad) continue;
-    std::fill(mu.begin(), mu.end(), 0.0);
-    for (std::size_t c = 0; c < L; ++c)
-      for (std::size_t k = 0; k < D; ++k) mu[k] += prob[c] * x[c * D + k];
-    for (std::size_t k = 0; k < D; ++k) grad[k] += mu[k] - x[static_cast<std::size_t>(y) * D + k];
     if (d.class_bias) {
       for (std::size_t c = 0; c < L; ++c) grad[D + c] += prob[c];
       grad[D + static_cast<std::size_t>(y)] -= 1;
-    }
-    // Hessian of -log softmax: sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c).
-    shared_outer(prob.data(), x, L, D, outer.data());
-    for (std::size_t a = 0, e = 0; a < D; ++a) {
-      for (std::size_t b = 0; b <= a; ++b) hess[a * P + b] += outer[e++] - mu[a] * mu[b];
-      if (d.class_bias)
+      for (std::size_t a = 0; a < D; ++a)
         for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (x[c * D + a] - mu[a]);
-    }
-    if (d.class_bias)
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
+    }
     if (matrix) matrix->add(x, prob.data(), mu.data(), y, grad, hess, kern);
     // The top bias v_t is the extended feature [c = t]: its mean over the classes is P_t.
-    if (t < L) {
+    if (const std::size_t t = top_class(d, j); t < L) {
       const std::size_t v = T + t;
       grad[v] += prob[t] - (static_cast<std::size_t>(y) == t ? 1.0 : 0.0);
       hess[v * P + v] += prob[t] * (1 - prob[t]);
