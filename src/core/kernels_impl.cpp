@@ -38,9 +38,12 @@ template <class T>
 [[gnu::always_inline]] inline void store(T* p, vec<T> v) {
   std::memcpy(p, &v, sizeof v);
 }
+// x in every lane. As x - 0 (an identity, so the compiler emits the broadcast alone); 0 + x is not one
+// (it turns -0 into +0) and cost an add before every broadcast: in the score tree's small products, whose
+// register tiles are one vector wide, that add sat on each multiply-add's chain.
 template <class T>
 [[gnu::always_inline]] inline vec<T> splat(T x) {
-  return vec<T>{} + x;
+  return x - vec<T>{};
 }
 // Horizontal sum in a fixed lane order.
 [[gnu::always_inline]] inline double reduce(v8 acc) {
@@ -111,11 +114,11 @@ constexpr std::size_t kDotRows = 4, kDotVectors = 5;
 constexpr std::size_t kDotRows = 4, kDotVectors = 2;
 #endif
 
-// One register tile of the dot products: kDotRows rows x V vectors of columns, over the whole depth.
-template <class T, bool Accumulate, std::size_t V>
+// One register tile of the dot products: R rows x V vectors of columns, over the whole depth.
+template <class T, bool Accumulate, std::size_t R, std::size_t V>
 [[gnu::always_inline]] inline void register_tile(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
                                                  std::size_t depth, T* out, std::size_t ldo) {
-  constexpr std::size_t R = kDotRows, W = kLanes<T>;
+  constexpr std::size_t W = kLanes<T>;
   vec<T> acc[R][V] = {};
   if constexpr (Accumulate)
     for (std::size_t q = 0; q < R; ++q)
@@ -132,51 +135,52 @@ template <class T, bool Accumulate, std::size_t V>
     for (std::size_t v = 0; v < V; ++v) store(out + q * ldo + v * W, acc[q][v]);
 }
 
-// The register tile of V vectors of columns, V below kDotVectors (a tile row's last columns), or none.
-template <class T, bool Accumulate, std::size_t V = kDotVectors - 1>
+// The register tile of R rows and V vectors of columns, V below kDotVectors (a row block's last columns),
+// or none.
+template <class T, bool Accumulate, std::size_t R, std::size_t V = kDotVectors - 1>
 [[gnu::always_inline]] inline void narrower_tile(std::size_t vectors, const T* a, std::size_t lda, const T* bt,
                                                  std::size_t ldb, std::size_t depth, T* out, std::size_t ldo) {
   if constexpr (V > 0) {
-    if (vectors == V) register_tile<T, Accumulate, V>(a, lda, bt, ldb, depth, out, ldo);
-    else narrower_tile<T, Accumulate, V - 1>(vectors, a, lda, bt, ldb, depth, out, ldo);
+    if (vectors == V) register_tile<T, Accumulate, R, V>(a, lda, bt, ldb, depth, out, ldo);
+    else narrower_tile<T, Accumulate, R, V - 1>(vectors, a, lda, bt, ldb, depth, out, ldo);
   }
 }
 
+// R rows of the product: whole register tiles, a narrower one, then the columns left one by one.
+template <class T, bool Accumulate, std::size_t R>
+[[gnu::always_inline]] inline void row_block(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
+                                             std::size_t cols, std::size_t depth, T* out, std::size_t ldo) {
+  constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
+  std::size_t c = 0;
+  for (; c + C <= cols; c += C) register_tile<T, Accumulate, R, kDotVectors>(a, lda, bt + c, ldb, depth, out + c, ldo);
+  const std::size_t vectors = (cols - c) / W;  // whole vectors left (the payloads are padded to 8 doubles)
+  narrower_tile<T, Accumulate, R>(vectors, a, lda, bt + c, ldb, depth, out + c, ldo);
+  for (c += vectors * W; c < cols; ++c)
+    for (std::size_t q = 0; q < R; ++q) {
+      T s = Accumulate ? out[q * ldo + c] : T{};
+      for (std::size_t k = 0; k < depth; ++k) s = madd(s, a[q * lda + k], bt[k * ldb + c]);
+      out[q * ldo + c] = s;
+    }
+}
+
 // Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
-// panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations).
+// panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations). The
+// rows below a whole tile take a block of their own count, so their vectors' chains of multiply-adds run
+// side by side: one at a time, the score tree's moments of a payload-free request (2 rows, depth 128)
+// waited on each multiply-add's latency.
 template <class T, bool Accumulate>
 [[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
                               std::size_t rows, std::size_t cols, std::size_t depth, T* out,
                               std::size_t ldo) {
-  constexpr std::size_t R = kDotRows, W = kLanes<T>, C = kDotVectors * W;
+  static_assert(kDotRows == 4);
   std::size_t r = 0;
-  for (; r + R <= rows; r += R) {
-    const T* a0 = a + r * lda;
-    std::size_t c = 0;
-    for (; c + C <= cols; c += C) register_tile<T, Accumulate, kDotVectors>(a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
-    const std::size_t vectors = (cols - c) / W;  // whole vectors left (the payloads are padded to 8 doubles)
-    narrower_tile<T, Accumulate>(vectors, a0, lda, bt + c, ldb, depth, out + r * ldo + c, ldo);
-    c += vectors * W;
-    for (; c < cols; ++c)
-      for (std::size_t q = 0; q < R; ++q) {
-        T s = Accumulate ? out[(r + q) * ldo + c] : T{};
-        for (std::size_t k = 0; k < depth; ++k) s = madd(s, a0[q * lda + k], bt[k * ldb + c]);
-        out[(r + q) * ldo + c] = s;
-      }
-  }
-  for (; r < rows; ++r) {
-    const T* ar = a + r * lda;
-    std::size_t c = 0;
-    for (; c + W <= cols; c += W) {
-      vec<T> acc = Accumulate ? load(out + r * ldo + c) : vec<T>{};
-      for (std::size_t k = 0; k < depth; ++k) acc += splat(ar[k]) * load(bt + k * ldb + c);
-      store(out + r * ldo + c, acc);
-    }
-    for (; c < cols; ++c) {
-      T s = Accumulate ? out[r * ldo + c] : T{};
-      for (std::size_t k = 0; k < depth; ++k) s = madd(s, ar[k], bt[k * ldb + c]);
-      out[r * ldo + c] = s;
-    }
+  for (; r + kDotRows <= rows; r += kDotRows)
+    row_block<T, Accumulate, kDotRows>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo);
+  switch (rows - r) {
+    case 3: row_block<T, Accumulate, 3>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
+    case 2: row_block<T, Accumulate, 2>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
+    case 1: row_block<T, Accumulate, 1>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
+    default: break;
   }
 }
 
