@@ -69,17 +69,25 @@ double corrected_squared_error(const Problem& pr, std::size_t j, double den, dou
   return e;
 }
 
-double brier(const Problem& pr, const Corrected& c, Communicator* ranks, std::size_t rows) {
-  const std::size_t R = c.self.size(), depth = pr.depth;
-  std::vector<double> terms(R);
-  for (std::size_t q = 0; q < R; ++q) {
-    double e = 0;
-    for (std::size_t l = 0; l < depth; ++l) {
-      const double d = pr.target(c.self[q], l) - c.g[q * depth + l];
-      e += d * d;
-    }
-    terms[q] = e;
+namespace {
+
+// Row j's squared error sum_l (target - g_l)^2 for its corrected estimate g (depth values), summed in the
+// order of corrected_squared_error().
+double squared_error(const Problem& pr, std::size_t j, const double* g) {
+  double e = 0;
+  for (std::size_t l = 0; l < pr.depth; ++l) {
+    const double d = pr.target(j, l) - g[l];
+    e += d * d;
   }
+  return e;
+}
+
+}  // namespace
+
+double brier(const Problem& pr, const Corrected& c, Communicator* ranks, std::size_t rows) {
+  const std::size_t R = c.self.size();
+  std::vector<double> terms(R);
+  for (std::size_t q = 0; q < R; ++q) terms[q] = squared_error(pr, c.self[q], c.g.data() + q * pr.depth);
   return total_over_ranks(ranks, terms) / static_cast<double>(ranks ? rows : R);
 }
 
@@ -169,14 +177,9 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
         out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
         return;
       }
-      double* gq = g + q * depth;  // corrected_squared_error()'s sum, from the kept g
+      double* gq = g + q * depth;
       neighbours[q] = corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
-      double e = 0;
-      for (std::size_t l = 0; l < depth; ++l) {
-        const double d = pr.target(self[q], l) - gq[l];
-        e += d * d;
-      }
-      out[q] = e;
+      out[q] = squared_error(pr, self[q], gq);
     };
     return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
   };

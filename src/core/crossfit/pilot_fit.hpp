@@ -14,9 +14,10 @@
 
 namespace ecekde::detail {
 
-// Doubles (512 MB) of a pilot's design rows kept for its Newton steps; a larger design's rows are recomputed
-// at every step. The canonical design is 6 K values per row: 240 MB at n = 5,000, K = 1,000, where keeping
-// it took the estimate from 18.0 s to 13.4 s (2 threads) for 150 MB more peak memory.
+// Doubles (1 GiB) of a pilot's design rows kept for its Newton steps; a larger design's rows are recomputed
+// at every step. The canonical design is 6 K values per row (7 K with saturated probabilities): 240 MB at
+// n = 5,000, K = 1,000, where keeping it took the estimate from 18.0 s to 13.4 s (2 threads) for 150 MB more
+// peak memory; 560 MB at n = 10,000 with saturated probabilities, above the 512 MB limit of before.
 inline constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 27;
 
 // The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), the
