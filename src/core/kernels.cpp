@@ -5,6 +5,10 @@
 
 #include "core/messages.hpp"
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace ecekde::detail {
 namespace isa_baseline { TileKernels make_kernels(); }
 #if defined(__x86_64__)
@@ -55,5 +59,21 @@ const TileKernels& tile_kernels_for(std::string_view isa) {
 }
 
 bool kernel_variant_supported(std::string_view isa) { return supported(isa); }
+
+FlushSubnormals::FlushSubnormals(bool on) {
+#if defined(__x86_64__)
+  saved_ = _MM_GET_FLUSH_ZERO_MODE();
+  on_ = on && saved_ != _MM_FLUSH_ZERO_ON;
+  if (on_) _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+#else
+  (void)on;
+#endif
+}
+
+FlushSubnormals::~FlushSubnormals() {
+#if defined(__x86_64__)
+  if (on_) _MM_SET_FLUSH_ZERO_MODE(saved_);
+#endif
+}
 
 }  // namespace ecekde::detail

@@ -51,6 +51,16 @@ constexpr std::array<double, kTerms> kInverse = [] {
 
 double mid(double lo, double hi) { return lo + 0.5 * (hi - lo); }
 
+// Whether a request's moments may be formed with subnormal results flushed to zero (FlushSubnormals), at
+// slope q / h. A flushed value is below 2^-1022 of its node's scale, and a walk multiplies a moment by at
+// most |tau|^kOrder: every row's |tau| is at most q |log kLogFloor| / h, and the interpolation's points lie
+// at most 7 times as far out (score_grid.cpp). Flushing is taken where that factor times 2^-1022 stays
+// below 2^-200, far under a double's rounding: for h >= 6e-7 at q = 2.
+bool flushing_is_harmless(double slope) {
+  const double tau = 8 * slope * -std::log(kLogFloor);
+  return ScoreTree::kOrder * std::log2(std::max(tau, 1.0)) <= 1022 - 200;
+}
+
 // std::logb(x) for finite x > 0, read from the exponent bits where x is normal: the drop test asks for it
 // at every node a row visits, and the library call took 3% of marginal's time at K = 1,000.
 double binary_exponent(double x) {
@@ -170,6 +180,7 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
   const std::size_t n = g_.size(), columns = request.depth + 1;
   ECEKDE_ASSERT(request.offsets.size() == n && request.vt.size() == request.depth * n);
   const double q = request.power;
+  const FlushSubnormals flush(flushing_is_harmless(q * request.inv_h));
   // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
   Expansion mom;
   mom.columns = columns;

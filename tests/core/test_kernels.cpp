@@ -1,7 +1,7 @@
 // The tile kernels in every variant this CPU runs: exp (a polynomial after range reduction, no library
 // call) against std::exp (relative error, the flush below -700, overflow, NaN), the dot products
 // (register tiles, depth chunks) against a plain sum over k in increasing order, and the float path's
-// kernels the same way.
+// kernels the same way; the guard that flushes subnormal results.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -286,6 +286,36 @@ TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
 TEST(Kernels, FloatDotDoesNotDependOnTilingAndMatchesPlainSum) {
   // Depth up to 200 (four chunks): the chunking is the double kernel's code, checked to 1000 above.
   for (const TileKernels* kern : variants()) check_dot<float>(*kern, kern->dot_float, nullptr, 200);
+}
+
+// The guard flushes subnormal results to zero while it lives (on x86, where the mode exists), nests, and
+// restores gradual underflow on exit; off, it changes nothing.
+TEST(Kernels, FlushSubnormalsOnlyWhileAlive) {
+  volatile double tiny = std::numeric_limits<double>::min();  // volatile: computed at run time, in the mode
+  const double subnormal = tiny / 16;
+  ASSERT_GT(subnormal, 0.0);
+  {
+    const ecekde::detail::FlushSubnormals flush(true);
+#if defined(__x86_64__)
+    EXPECT_EQ(tiny / 16, 0.0);
+#endif
+    {
+      const ecekde::detail::FlushSubnormals inner(true);
+      const ecekde::detail::FlushSubnormals off(false);
+#if defined(__x86_64__)
+      EXPECT_EQ(tiny / 16, 0.0);
+#endif
+    }
+#if defined(__x86_64__)
+    EXPECT_EQ(tiny / 16, 0.0);
+#endif
+    EXPECT_EQ(tiny * 2, 2 * std::numeric_limits<double>::min());  // normal results as before
+  }
+  EXPECT_EQ(tiny / 16, subnormal);
+  {
+    const ecekde::detail::FlushSubnormals off(false);
+    EXPECT_EQ(tiny / 16, subnormal);
+  }
 }
 
 // The calibration test's class sums: every copy's centres grouped by class (here by a plain stable

@@ -1,7 +1,7 @@
 // The score tree's expansions (one-dimensional kernel sums in near-linear time) and their interpolation
 // (interpolated_sums) against a plain sum over every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
 // awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1, a dense cluster with a sparse
-// tail, scores spread over 60 octaves); and the estimators that use it against the full sweep.
+// tail, scores spread over 60 and 1,000 octaves); and the estimators that use it against the full sweep.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,6 +36,9 @@ std::vector<double> points(const std::string& kind, std::size_t n, std::uint64_t
     // a K = 1,000 class's marginal scores: nearly all crowded near 0, a sparse tail up to 1
     if (kind == "tail") s = rng.uniform() < 0.02 ? rng.uniform() : std::exp(-12 + 4 * rng.normal() / 3);
     if (kind == "octaves") s = std::exp2(-60 * rng.uniform());  // log-uniform over 60 octaves
+    // log-uniform down to 1e-300, as a sharply peaked K = 1,000 class's scores: nodes so narrow that their
+    // moments underflow (formed with subnormals flushed at h >= 6e-7, gradually below)
+    if (kind == "deep octaves") s = std::exp2(-1000 * rng.uniform());
     if (kind == "one value") s = 0.3;                             // all mass at one score
     if (kind == "two clusters") s = (rng.uniform() < 0.5 ? 1e-12 : 1 - 1e-12) * (1 + 1e-3 * rng.uniform());
     if (kind == "uniform") s = rng.uniform();
@@ -92,9 +95,9 @@ SweepPlan plan_with(int threads) {
 }
 
 TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
-  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves"})
+  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves", "deep octaves"})
     for (std::size_t n : {2, 3, 33, 400, 1500})
-      for (double h : {1e-6, 1e-4, 1e-2, 0.3, 10.0})
+      for (double h : {1e-7, 1e-6, 1e-4, 1e-2, 0.3, 10.0})
         for (int q : {1, 2}) {
           SCOPED_TRACE(kind + " n " + std::to_string(n) + " h " + std::to_string(h) + " q " + std::to_string(q));
           const std::vector<double> x = points(kind, n, n + 7);
@@ -192,10 +195,10 @@ TEST(ScoreTree, OwnCentreThatOutweighsItsNode) {
 // take them from fewer points than rows, or the test would pass on exact sums alone.
 TEST(ScoreTree, InterpolatedSumsWithinTheirBound) {
   std::size_t wide_cases = 0, interpolated_cases = 0;
-  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves", "one value",
-                                 "two clusters", "uniform", "zeros", "logit tails"})
+  for (const std::string kind : {"spread", "small", "ties", "saturated", "off", "tail", "octaves", "deep octaves",
+                                 "one value", "two clusters", "uniform", "zeros", "logit tails"})
     for (std::size_t n : {3, 150, 4000})
-      for (double h : {1e-6, 1e-4, 1e-2, 0.3, 10.0})
+      for (double h : {1e-7, 1e-6, 1e-4, 1e-2, 0.3, 10.0})
         for (int q : {1, 2}) {
           SCOPED_TRACE(kind + " n " + std::to_string(n) + " h " + std::to_string(h) + " q " + std::to_string(q));
           const std::vector<double> x = points(kind, n, n + 3);
