@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <type_traits>
 
 #include "core/kernels.hpp"
 #include "core/messages.hpp"
@@ -21,10 +20,6 @@ const double kLogSmallest = std::log(std::numeric_limits<double>::min());
 
 // The Newton decrement below which the full step is taken without the line search.
 constexpr double kQuadraticDecrement = 1e-12;
-
-// The feature count of the crossfit's one-dimensional pilot (Beta calibration and a 3-function spline),
-// whose fits take binary_sums()' fixed-size path, as do those of its step candidate (one more).
-constexpr std::size_t kBetaFeatures = 6;
 
 // Row j's top class under d.top, or L where the design has no top biases.
 std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.top)[j] : d.L; }
@@ -73,62 +68,52 @@ const double* difference_row(const LogitDesign& d, std::size_t j, std::vector<do
   return scratch.data();
 }
 
-// Accumulators of a fixed count N known at compile time (held in registers where they fit), or of a
-// count given at run time (N = 0).
-template <std::size_t N>
-struct FixedSums : std::array<double, N> {
-  explicit FixedSums(std::size_t) : std::array<double, N>{} {}
-};
-template <std::size_t N>
-using Sums = std::conditional_t<N == 0, std::vector<double>, FixedSums<N>>;
-
 // Two classes without class biases: P_1 = sigmoid(z_1 - z_0), so each row needs the feature differences
 // dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T). Returns the rows' sum of
 // -log P(y); with grad given, adds the gradient and Hessian sums (lower triangle) into grad and hess. The
 // rows go in chunks: their margins first, then one call of the vector kernels' softplus_sigmoid (marginal's
-// pilots at K = 1,000 spent most of their time in scalar exp and log1p), then the sums. kD is the feature
-// count when known at compile time (0: the design's D): the crossfit's one-dimensional pilots
-// (kBetaFeatures, and one more with a step) then keep their sums in registers.
-template <std::size_t kD>
+// pilots at K = 1,000 spent most of their time in scalar exp and log1p), then the gradient and Hessian as
+// one matrix product with the sweep's kernels: the rows' slopes and curvature-weighted differences
+// (transposed) times the differences. Summed row by row in scalar code, those were 29% of a marginal
+// estimate at K = 1,000.
 double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                    std::span<const std::size_t> rows, std::span<const double> theta, double* grad, double* hess) {
   constexpr std::size_t kChunk = 256;
-  const std::size_t D = kD != 0 ? kD : d.D, width = 1 + D;
-  Sums<kD> g(D), th(D);
-  Sums<kD * (kD + 1) / 2> h(D * (D + 1) / 2);
-  std::copy_n(theta.begin(), D, th.begin());
-  std::vector<double> row_scratch(d.row_size()), scratch(width), chunk(kChunk * width);
+  // A chunk's row: its z_1 - z_0, then dx padded with zeros to whole vectors of 8 (the product kernel's
+  // columns: narrower, it sums each column as one scalar chain).
+  const std::size_t D = d.D, width = 1 + D, padded = (D + 7) / 8 * 8, stride = 1 + padded;
+  std::vector<double> row_scratch(d.row_size()), scratch(width), chunk(kChunk * stride, 0.0);
+  // weighted[a * kChunk + i]: row i's slope (a = 0), then its curvature times dx_(a-1); sums[a * padded + b]:
+  // the gradient's (a = 0) and the Hessian's (a = b' + 1) sums over the chunks so far.
+  std::vector<double> weighted(grad ? width * kChunk : 0), sums(grad ? width * padded : 0, 0.0);
   std::array<double, kChunk> margin, p_other;  // s = -log P(y) as softplus(s); P(not y) = sigmoid(s)
   double nll = 0;
   for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
     const std::size_t m = std::min(kChunk, rows.size() - begin);
     for (std::size_t i = 0; i < m; ++i) {
       const std::size_t j = rows[begin + i];
-      double* diff = std::copy_n(difference_row(d, j, row_scratch, scratch), width, chunk.data() + i * width) - width;
+      // The margin from the source, not the copy: read back at once, the copy's stores stalled the loads.
+      const double* diff = difference_row(d, j, row_scratch, scratch);
+      std::copy_n(diff, width, chunk.data() + i * stride);
       double z = diff[0];
-      for (std::size_t k = 0; k < D; ++k) z += diff[1 + k] * th[k];
+      for (std::size_t k = 0; k < D; ++k) z += diff[1 + k] * theta[k];
       margin[i] = labels[j] == 1 ? -z : z;
     }
     nll += kern.softplus_sigmoid(margin.data(), p_other.data(), m, -kLogSmallest);
     if (!grad) continue;
     for (std::size_t i = 0; i < m; ++i) {
-      const double* dx = chunk.data() + i * width + 1;
-      const double p = p_other[i];
-      const double slope = labels[rows[begin + i]] == 1 ? -p : p, curvature = p * (1 - p);
-      std::size_t at = 0;
-      for (std::size_t a = 0; a < D; ++a) {
-        g[a] += slope * dx[a];
-        for (std::size_t b = 0; b <= a; ++b) h[at++] += curvature * dx[a] * dx[b];
-      }
+      const double* dx = chunk.data() + i * stride + 1;
+      const double p = p_other[i], curvature = p * (1 - p);
+      weighted[i] = labels[rows[begin + i]] == 1 ? -p : p;
+      for (std::size_t a = 0; a < D; ++a) weighted[(a + 1) * kChunk + i] = curvature * dx[a];
     }
+    kern.dot_add(weighted.data(), kChunk, chunk.data() + 1, stride, width, padded, m, sums.data(), padded);
   }
-  if (grad) {
-    std::size_t at = 0;
+  if (grad)
     for (std::size_t a = 0; a < D; ++a) {
-      grad[a] += g[a];
-      for (std::size_t b = 0; b <= a; ++b) hess[a * D + b] += h[at++];
+      grad[a] += sums[a];
+      for (std::size_t b = 0; b <= a; ++b) hess[a * D + b] += sums[(a + 1) * padded + b];
     }
-  }
   return nll;
 }
 
@@ -287,9 +272,7 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
   double nll = 0;
   const bool shared_only = !d.binary() && d.biases() == 0 && M == 0 && !d.top;
   if (d.binary())
-    nll = D == kBetaFeatures       ? binary_sums<kBetaFeatures>(d, kern, labels, rows, theta, grad, hess)
-          : D == kBetaFeatures + 1 ? binary_sums<kBetaFeatures + 1>(d, kern, labels, rows, theta, grad, hess)
-                                   : binary_sums<0>(d, kern, labels, rows, theta, grad, hess);
+    nll = binary_sums(d, kern, labels, rows, theta, grad, hess);
   else if (shared_only)
     nll = shared_feature_sums(d, labels, rows, theta, grad, hess, threads);
   // Otherwise row by row: the shared features' terms, then the other parameters' (Hessian of -log softmax:
