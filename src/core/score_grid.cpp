@@ -134,8 +134,6 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   if (order.empty()) own_order = grid_order(rows);
   const std::span<const std::uint32_t> by_t = order.empty() ? std::span<const std::uint32_t>(own_order) : order;
   ECEKDE_ASSERT(by_t.size() == R);
-  double sigma_error = 0;
-  for (double g : g_) sigma_error = std::max(sigma_error, std::fabs(g - 1));
   auto own_of = [&](std::size_t j) { return self.empty() ? j : self[j]; };
 
   std::vector<std::uint32_t> exact_rows;
@@ -286,7 +284,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
           const std::size_t j = by_t[iv.begin + r], own = own_of(j);
           double* out = sums.data() + j * columns;
           const double others_low = out[0] - row_error[r] - own_w[r];
-          const double sigma = std::expm1(std::fabs(ups[j]) * sigma_error) * 1.01 * out[0];
+          const double sigma = std::expm1(std::fabs(ups[j]) * sigma_error_) * 1.01 * out[0];
           // At most kOwnShare of the sum may be the own term: its exponent's rounding (O(q / h) ulps, as the
           // interpolant's) must not be magnified by cancelling against it.
           if (!(own_w[r] <= kOwnShare * out[0] && others_low > 0 && row_error[r] + sigma <= tol * others_low)) {

@@ -120,6 +120,7 @@ ScoreTree::ScoreTree(const KernelPoints& centres, std::size_t leaf) : centres_(c
     sr_[k] = centres.x(order_[k], 0);
     sr_[n + k] = centres.x(order_[k], 1);
     g_[k] = sr_[k] + sr_[n + k];
+    sigma_error_ = std::max(sigma_error_, std::fabs(g_[k] - 1));
   }
   if (n > 0) build(0, static_cast<std::uint32_t>(n));
 }

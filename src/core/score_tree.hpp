@@ -156,6 +156,7 @@ class ScoreTree {
   std::size_t leaf_;
   std::vector<double> sr_;  // sorted s then sorted r (2 x n, as the kernels read centres)
   std::vector<double> g_;   // sorted sigma = s + r
+  double sigma_error_ = 0;  // max |sigma - 1|
   std::vector<std::uint32_t> order_, position_;  // sorted position -> centre, and back
   std::vector<Node> nodes_;                      // children before parents; the root is last
 };
