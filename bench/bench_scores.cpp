@@ -120,7 +120,7 @@ void BM_ClassSumsSweep(benchmark::State& state) {
   const auto lp = ecekde::detail::LabelledPoints::make(rows, k, labels, k, false);
   const double h = 0.05;
   std::vector<double> offsets(n);
-  lp.points.centre_offsets(h, offsets);
+  lp.points.centre_offsets(h, offsets, 1);
   const auto precision = state.range(1) ? ecekde::Precision::single : ecekde::Precision::double_;
   const auto plan =
       ecekde::detail::SweepPlan::from({.threads = static_cast<int>(state.range(0)), .precision = precision});
@@ -145,7 +145,7 @@ void BM_TileStage(benchmark::State& state) {
   const ecekde::detail::KernelPoints& x = points(8000, k);
   const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
   std::vector<double> dots(rows * cols), w(cols), offsets(x.n);  // one row's weights, as in ClassSums
-  x.centre_offsets(0.05, offsets);  // a tile meets the first 512 centres
+  x.centre_offsets(0.05, offsets, 1);  // a tile meets the first 512 centres
   const std::vector<float> log_x(x.log_x.begin(), x.log_x.end()), x_t(x.x_t.begin(), x.x_t.end());
   std::vector<float> dots_f(rows * cols), w_f(cols);
   ecekde::detail::BlockOffsets split(cols);

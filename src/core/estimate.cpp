@@ -45,7 +45,7 @@ double row_error(const LabelledPoints& lp, std::size_t j, const double* sums, do
 double mean_error(const LabelledPoints& lp, double h, double p, const SweepPlan& plan) {
   const std::size_t n = lp.points.n;
   std::vector<double> offsets(n), terms(n);
-  lp.points.centre_offsets(h, offsets);
+  lp.points.centre_offsets(h, offsets, plan.threads);
   auto finish = [&](std::size_t j, double, const double* sums) {
     terms[lp.original[j]] = row_error(lp, j, sums, p);
   };
@@ -102,7 +102,7 @@ std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems
     std::vector<std::vector<double>> offsets(H, std::vector<double>(n));
     std::vector<double> inv_h(H);
     for (std::size_t b = 0; b < H; ++b) {
-      x.centre_offsets(bandwidths[b], offsets[b]);
+      x.centre_offsets(bandwidths[b], offsets[b], plan.threads);
       inv_h[b] = 1 / bandwidths[b];
     }
     std::vector<double> log_sums(R * H);  // row-major R x H

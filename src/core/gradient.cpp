@@ -282,7 +282,7 @@ ProblemGradient problem_gradient(const LabelledPoints& lp, double h, double p, d
   const std::size_t n = x.n, dim = x.dim;
   const double inv_h = 1 / h;
   std::vector<double> offsets(n);
-  x.centre_offsets(h, offsets);
+  x.centre_offsets(h, offsets, plan.threads);
   RowCoefficients rows(lp, p, weight / static_cast<double>(n));
   const std::vector<double> x_rows = x_rows_of(x.x_t.data(), n, dim);
   std::vector<double> row_acc(n * padded_width(dim), 0.0), centre_acc((dim + 1) * n, 0.0);
@@ -389,7 +389,7 @@ GradientResult own_rows_gradient(ProbsView probs, LabelsView labels, const Estim
   const std::size_t L = lp.classes, dim = x.dim, own = x.n;
 
   std::vector<std::vector<double>> offsets(1, std::vector<double>(own));
-  x.centre_offsets(h, offsets[0]);
+  x.centre_offsets(h, offsets[0], plan.threads);
   std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest);
   const CentreBlock::Shape shape{L, dim, 1, 0};
   std::vector<double> row_max(own, -std::numeric_limits<double>::infinity()), sums(own * L, 0.0);

@@ -97,7 +97,7 @@ KernelRegression prepared_regression(const Prepared& in, const EstimateOptions& 
   for (std::size_t problem = mine.begin; problem < mine.end; ++problem) {
     const LabelledPoints& lp = in.problems[problem];
     std::vector<double> offsets(lp.points.n);
-    lp.points.centre_offsets(h, offsets);
+    lp.points.centre_offsets(h, offsets, plan.threads);
     auto finish = [&](std::size_t q, double m, const double* sums) {
       set_query(out, problem, q, m, sums, lp.classes, lp.points.n);
     };
@@ -131,7 +131,7 @@ KernelRegression own_rows_regression(ProbsView probs, LabelsView labels, ProbsVi
   for (std::size_t q = 0; q < Q; ++q) mine[q * width] = -std::numeric_limits<double>::infinity();
   if (lp.points.n > 0) {
     std::vector<double> offsets(lp.points.n);
-    lp.points.centre_offsets(h, offsets);
+    lp.points.centre_offsets(h, offsets, in.plan.threads);
     auto finish = [&](std::size_t q, double m, const double* sums) {
       mine[q * width] = m;
       std::copy_n(sums, L, mine.begin() + static_cast<std::ptrdiff_t>(q * width + 1));

@@ -39,7 +39,7 @@ std::vector<double> regression_scores(const std::vector<LabelledPoints>& problem
     std::vector<std::vector<double>> offsets(H, std::vector<double>(n));
     std::vector<double> inv_h(H);
     for (std::size_t b = 0; b < H; ++b) {
-      lp.points.centre_offsets(bandwidths[b], offsets[b]);
+      lp.points.centre_offsets(bandwidths[b], offsets[b], plan.threads);
       inv_h[b] = 1 / bandwidths[b];
     }
     std::vector<double> errors(H * R);  // bandwidth-major, so each bandwidth's column is contiguous
@@ -66,7 +66,7 @@ DebiasedMean debiased_mean_error(const LabelledPoints& lp, double h, const Sweep
   const std::size_t n = x.n, L = lp.classes;
   std::vector<double> offsets(n), terms(n);
   std::vector<char> used(n);
-  x.centre_offsets(h, offsets);
+  x.centre_offsets(h, offsets, plan.threads);
   // Row j, class c, with D = sum_i w_i, S = sum_i w_i^2 and d_ic = 1[y_i = c] - f_jc:
   //   sum_{i != k} w_i w_k d_ic d_kc = (N_c - f_jc D)^2 - (Q_c (1 - 2 f_jc) + f_jc^2 S)   (y_ic^2 = y_ic)
   //   sum_{i != k} w_i w_k           = D^2 - S

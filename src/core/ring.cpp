@@ -122,12 +122,20 @@ double from_order_key(std::uint64_t key) {
 
 std::vector<double> order_statistics(Communicator* comm, std::vector<double>& values,
                                      std::span<const std::size_t> positions) {
-  std::sort(values.begin(), values.end());
   std::vector<double> out(positions.size());
-  if (!comm) {
+  if (!comm) {  // selections, not a sort: the canonical spline's knots are a few of n K values
+    std::vector<std::size_t> ascending(positions.begin(), positions.end());
+    std::sort(ascending.begin(), ascending.end());
+    auto from = values.begin();
+    for (std::size_t at : ascending) {
+      const auto nth = values.begin() + static_cast<std::ptrdiff_t>(at);
+      if (nth >= from) std::nth_element(from, nth, values.end());
+      from = nth + 1;
+    }
     for (std::size_t q = 0; q < positions.size(); ++q) out[q] = values[positions[q]];
     return out;
   }
+  std::sort(values.begin(), values.end());
   std::vector<std::uint64_t> keys(values.size());
   std::transform(values.begin(), values.end(), keys.begin(), order_key);
   // Each position's answer is the smallest key with more than `position` keys at or below it, in [lo, hi].

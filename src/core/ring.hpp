@@ -209,7 +209,7 @@ class WithScale {
 };
 
 /// The values at 0-based positions `positions` of all ranks' `values` in increasing order, as one sorted
-/// array of every rank's values would hold them (each position below the total count). Sorts `values`.
+/// array of every rank's values would hold them (each position below the total count). Reorders `values`.
 /// Split across ranks: a bisection over the doubles' order, each step one all_sum of the counts at or
 /// below the candidates (at most 64 steps); the values must not be NaN.
 std::vector<double> order_statistics(Communicator* comm, std::vector<double>& values,

@@ -51,7 +51,7 @@ std::vector<double> ring_bandwidth_scores(const RingLayout& at, const LabelledPo
   std::vector<std::vector<double>> offsets(H, std::vector<double>(x.n));
   std::vector<double> inv_h(H);
   for (std::size_t b = 0; b < H; ++b) {
-    x.centre_offsets(bandwidths[b], offsets[b]);
+    x.centre_offsets(bandwidths[b], offsets[b], plan.threads);
     inv_h[b] = 1 / bandwidths[b];
   }
   // The rows as evaluation points: all of this rank's, or its criterion rows with their own positions.
@@ -206,7 +206,7 @@ double ring_mean_error(const RingLayout& at, const LabelledPoints& lp, double h,
   const KernelPoints& x = lp.points;
   const std::size_t L = lp.classes;
   std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
-  x.centre_offsets(h, offsets[0]);
+  x.centre_offsets(h, offsets[0], plan.threads);
   std::vector<double> scale(x.n, kNone), sums(x.n * L, 0.0);
   around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest), {L, x.dim, 1, 0}, [&](const CentreBlock& block, bool own) {
     auto finish = [&](std::size_t j, double m, const double* v) { add_shifted(scale[j], sums.data() + j * L, m, v, L); };

@@ -1,5 +1,6 @@
 #include "core/sweep.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <limits>
 
 #include "core/messages.hpp"
+#include "core/parallel.hpp"
 #include "ecekde/estimate.hpp"
 
 namespace ecekde::detail {
@@ -26,31 +28,34 @@ KernelPoints KernelPoints::from_rows(const double* x, std::size_t n, std::size_t
   return p;
 }
 
-void KernelPoints::centre_offsets(double h, std::span<double> out) const {
+void KernelPoints::centre_offsets(double h, std::span<double> out, int threads) const {
   ECEKDE_ASSERT(out.size() == n);
   const double inv_h = 1 / h;
-  // The points sum to 1 to rounding, so the alphas' total takes few values (1 / h + dim and its neighbours
-  // in the last bits, 3 to 50 of them on ImageNet-shaped data), interleaved: their lgamma is kept in a
-  // small direct-mapped cache keyed by the total's bits.
-  constexpr std::size_t kSlots = 64;
-  std::array<double, kSlots> cached_total, cached_lgamma{};
-  cached_total.fill(std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) {
-    double total = 0, log_norm = 0;
-    for (std::size_t k = 0; k < dim; ++k) {
-      const double alpha = x_t[k * n + i] * inv_h + 1;
-      total += alpha;
-      log_norm -= std::lgamma(alpha);
+  constexpr std::size_t kChunk = 2048;
+  parallel_for((n + kChunk - 1) / kChunk, threads, [&](std::size_t chunk, int) {
+    // The points sum to 1 to rounding, so the alphas' total takes few values (1 / h + dim and its
+    // neighbours in the last bits, 3 to 50 of them on ImageNet-shaped data), interleaved: their lgamma is
+    // kept in a small direct-mapped cache keyed by the total's bits.
+    constexpr std::size_t kSlots = 64;
+    std::array<double, kSlots> cached_total, cached_lgamma{};
+    cached_total.fill(std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = chunk * kChunk; i < std::min(n, (chunk + 1) * kChunk); ++i) {
+      double total = 0, log_norm = 0;
+      for (std::size_t k = 0; k < dim; ++k) {
+        const double alpha = x_t[k * n + i] * inv_h + 1;
+        total += alpha;
+        log_norm -= std::lgamma(alpha);
+      }
+      std::uint64_t bits;
+      std::memcpy(&bits, &total, sizeof bits);
+      const std::size_t slot = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ULL) >> 58);
+      if (!(cached_total[slot] == total)) {
+        cached_total[slot] = total;
+        cached_lgamma[slot] = std::lgamma(total);
+      }
+      out[i] = log_norm + cached_lgamma[slot];
     }
-    std::uint64_t bits;
-    std::memcpy(&bits, &total, sizeof bits);
-    const std::size_t slot = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ULL) >> 58);
-    if (!(cached_total[slot] == total)) {
-      cached_total[slot] = total;
-      cached_lgamma[slot] = std::lgamma(total);
-    }
-    out[i] = log_norm + cached_lgamma[slot];
-  }
+  });
 }
 
 void refuse_own_rows() {

@@ -140,7 +140,7 @@ ProblemReplicates problem_replicates(const LabelledPoints& lp, double h, double 
   // Rows of the sorted multiplicities (and of the sweep's sums) are padded (padded_replicates).
   const std::size_t stride = padded_replicates(B);
   std::vector<double> offsets(n), mult(n * stride, 0.0), contrib(n * B, 0.0), terms(n);
-  x.centre_offsets(h, offsets);
+  x.centre_offsets(h, offsets, plan.threads);
   for (std::size_t j = 0; j < n; ++j)
     std::copy_n(mult_by_row.begin() + static_cast<std::ptrdiff_t>(lp.original[j] * B), B,
                 mult.begin() + static_cast<std::ptrdiff_t>(j * stride));
@@ -284,7 +284,7 @@ KdeBootstrap own_rows_bootstrap(ProbsView probs, LabelsView labels, const Estima
       });
   }
   std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
-  x.centre_offsets(h, offsets[0]);
+  x.centre_offsets(h, offsets[0], plan.threads);
   const std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest, mult, stride);
   const CentreBlock::Shape shape{lp.classes, x.dim, 1, stride};
 

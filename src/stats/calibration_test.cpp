@@ -116,7 +116,7 @@ CalibrationTestResult prepared_test(const Prepared& in, const EstimateOptions& o
     for (std::size_t j = 0; j < n; ++j) relabel(problem, lp.original[j], relabelled.data() + j * B);
     const std::size_t L = lp.classes;
     std::vector<double> offsets(n), contrib(n * B), terms(n);
-    lp.points.centre_offsets(h, offsets);
+    lp.points.centre_offsets(h, offsets, plan.threads);
     auto finish = [&](std::size_t j, const double* acc, std::size_t stride, const double* own_sums) {
       terms[lp.original[j]] = row_error(lp, j, own_sums, p);
       std::vector<double> num(L);
@@ -200,7 +200,7 @@ CalibrationTestResult own_rows_calibration_test(ProbsView probs, LabelsView labe
     payload.swap(by_centre);
   }
   std::vector<std::vector<double>> offsets(1, std::vector<double>(x.n));
-  x.centre_offsets(h, offsets[0]);
+  x.centre_offsets(h, offsets[0], plan.threads);
   const std::vector<double> packed = CentreBlock::pack(lp, offsets, at.largest, payload, B);
   payload = {};
 

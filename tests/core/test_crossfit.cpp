@@ -286,8 +286,10 @@ double flushed_share(const oracle::Data& d, double h) {
 // Payloads of kWidePayload values and more (the canonical residuals at K >= 64): canonical at
 // K = kWidePayload + 6 against the same formula, over bandwidths, p, thread counts and block sizes (1:
 // every tile one row and one centre; 7: partial tiles). At the smallest bandwidths almost every weight is
-// flushed to 0, so the product goes over each group's live centres only (PayloadSums' sparse_product, for
-// payloads this wide); the test checks that those bandwidths are that sparse.
+// flushed to 0, and at the middle ones many are below 2^-60 of their row's largest and left out of the
+// payload's product, so it goes over each group's live centres only (PayloadSums' sparse_product, for
+// payloads this wide; a move within n 2^-60 of each correction); the test checks that the smallest
+// bandwidth is that sparse.
 TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
   const std::size_t k = ecekde::detail::kWidePayload + 6;
   const oracle::Data d = testdata::softmax_predictions(130, k, 71, 2.0, 1.6);

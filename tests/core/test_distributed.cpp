@@ -71,7 +71,7 @@ TEST(Distributed, SweepRowsMatchAloneBitwise) {
       ecekde::detail::make_problems(ecekde::detail::read_predictions(view(d), ecekde::LabelsView(d.y), false),
                                     CalibrationType::canonical)[0];
   std::vector<double> offsets(d.n);
-  lp.points.centre_offsets(0.05, offsets);
+  lp.points.centre_offsets(0.05, offsets, 1);
   for (std::size_t block : {7, 64, 512})
     for (int threads : {1, 2})
       for (std::size_t record_bytes : {std::size_t{1}, std::size_t{6 * 8 * 40}, ecekde::detail::kRecordBytes}) {

@@ -103,7 +103,7 @@ TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
           const std::vector<double> x = points(kind, n, n + 7);
           const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
           std::vector<double> offsets(n);
-          centres.centre_offsets(h, offsets);
+          centres.centre_offsets(h, offsets, 1);
           const std::size_t depth = 2;  // a 0/1 label and a signed residual
           ecekde::Rng rng(n);
           std::vector<double> vt(depth * n);
@@ -141,7 +141,7 @@ TEST(ScoreTree, OtherRowsAndLeftOutCentres) {
   const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2), queries = KernelPoints::from_rows(qx.data(), R, 2);
   for (double h : {1e-3, 0.05}) {
     std::vector<double> offsets(n);
-    centres.centre_offsets(h, offsets);
+    centres.centre_offsets(h, offsets, 1);
     const ScoreTree tree(centres);
     // queries that are no centre (self >= n), then centres' own points leaving themselves out
     const std::vector<std::size_t> none(R, n);
@@ -176,7 +176,7 @@ TEST(ScoreTree, OwnCentreThatOutweighsItsNode) {
   const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
   for (double h : {1e-4, 1e-3}) {
     std::vector<double> offsets(n);
-    centres.centre_offsets(h, offsets);
+    centres.centre_offsets(h, offsets, 1);
     const ScoreTree tree(centres);
     const Plain want = plain_sums(centres, centres, {}, offsets, h, 1, {}, 0);
     std::vector<double> scale(n), sums(n);
@@ -204,7 +204,7 @@ TEST(ScoreTree, InterpolatedSumsWithinTheirBound) {
           const std::vector<double> x = points(kind, n, n + 3);
           const KernelPoints centres = KernelPoints::from_rows(x.data(), n, 2);
           std::vector<double> offsets(n);
-          centres.centre_offsets(h, offsets);
+          centres.centre_offsets(h, offsets, 1);
           ecekde::Rng rng(n + 1);
           const std::size_t depth = 2;  // a 0/1 label and a signed residual in [-3, 3]
           std::vector<double> vt(depth * n);

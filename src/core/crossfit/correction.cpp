@@ -114,7 +114,7 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
-  lp.points.centre_offsets(h, offsets);
+  lp.points.centre_offsets(h, offsets, plan.threads);
   Corrected out = evaluated(pr, in.subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
     double* g = out.g.data() + q * depth;
@@ -167,7 +167,7 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
     keep->neighbours.assign(grid.size(), std::vector<double>(self.size()));
   }
   auto part = [&](std::size_t b) {
-    lp.points.centre_offsets(grid[b], offsets[b]);
+    lp.points.centre_offsets(grid[b], offsets[b], plan.threads);
     terms[b].assign(self.size(), 0.0);
     double* g = keep ? keep->g[b].data() : nullptr;
     double* neighbours = keep ? keep->neighbours[b].data() : nullptr;

@@ -69,7 +69,7 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
   const LabelledPoints& lp = *pr.lp;
   const std::size_t H = bandwidths.size(), depth = pr.depth, width = depth + 3, stride = payload_stride(depth);
   std::vector<std::vector<double>> offsets(H, std::vector<double>(lp.points.n));
-  for (std::size_t b = 0; b < H; ++b) lp.points.centre_offsets(bandwidths[b], offsets[b]);
+  for (std::size_t b = 0; b < H; ++b) lp.points.centre_offsets(bandwidths[b], offsets[b], plan.threads);
   std::vector<std::vector<double>> sums(H, std::vector<double>(side.n * width, 0.0));
   for (auto& per_bandwidth : sums)
     for (std::size_t q = 0; q < side.n; ++q) per_bandwidth[q * width] = -std::numeric_limits<double>::infinity();

@@ -26,7 +26,7 @@ LogitSpline::LogitSpline(std::vector<double> values, bool saturated, Communicato
   std::array<std::size_t, kKnots> at{};
   for (std::size_t q = 0; q < kKnots; ++q)
     at[q] = static_cast<std::size_t>((0.05 + 0.9 * static_cast<double>(q) / (kKnots - 1)) * (count[0] - 1));
-  const std::vector<double> knots = order_statistics(ranks, values, at);  // sorts values
+  const std::vector<double> knots = order_statistics(ranks, values, at);  // reorders values
   std::copy(knots.begin(), knots.end(), knots_.begin());
   for (std::size_t q = 1; q < kKnots; ++q) knots_[q] = std::max(knots_[q], knots_[q - 1] + 1e-6);
   scale_.fill(1.0);
