@@ -1013,14 +1013,16 @@ TEST(Crossfit, PilotFitsStopAtTheNextNewtonStep) {
 // class biases (the softmax path), each with the design's rows from row() and from the cached table
 // (bitwise the same fit), in every kernel variant this CPU runs. With class biases and every 7th row left
 // out, the last Newton steps lower the objective by less than its rounding: a line search on its values
-// stopped there with a gradient of 2.8e-9, so tiny decrements take the full step.
+// stopped there with a gradient of 2.8e-9, so tiny decrements take the full step. With labels that the
+// first feature separates (left_out = 4), the first Newton decrement is far above 1, where the line search
+// starts at the damped step.
 TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
   for (const char* isa : {"baseline", "avx2", "avx512"}) {
     if (!ecekde::detail::kernel_variant_supported(isa)) continue;
     const auto& kern = ecekde::detail::tile_kernels_for(isa);
     for (const auto& [L, bias, D, left_out] :
          {std::tuple<std::size_t, bool, std::size_t, std::size_t>{2, false, 3, 5}, {2, false, 6, 5}, {2, false, 9, 5},
-          {3, false, 3, 5}, {2, true, 3, 5}, {2, true, 3, 7}}) {
+          {3, false, 3, 5}, {2, true, 3, 5}, {2, true, 3, 7}, {3, false, 3, 4}, {2, false, 6, 4}}) {
       ecekde::detail::LogitDesign design;
       design.L = L;
       design.D = D;
@@ -1034,13 +1036,21 @@ TEST(Crossfit, PilotFitsMeetTheirOptimalityCondition) {
       const std::size_t n = 700;
       std::vector<int> labels(n);
       std::vector<std::size_t> rows;
+      std::vector<double> offset(L), x(L * D);
       for (std::size_t j = 0; j < n; ++j) {
         labels[j] = static_cast<int>((j * 7 + j / 13) % L);
+        if (left_out == 4) {  // the class of the largest first feature
+          design.row(j, offset.data(), x.data());
+          std::size_t best = 0;
+          for (std::size_t c = 1; c < L; ++c)
+            if (x[c * D] > x[best * D]) best = c;
+          labels[j] = static_cast<int>(best);
+        }
         if (j % left_out != 2) rows.push_back(j);
       }
       const double lambda = 1e-3;
       const std::vector<double> theta = ecekde::detail::fit_logit(design, kern, labels, rows, lambda);
-      std::vector<double> grad(design.parameters(), 0.0), offset(L), x(L * D), z(L);
+      std::vector<double> grad(design.parameters(), 0.0), z(L);
       for (std::size_t j : rows) {
         design.row(j, offset.data(), x.data());
         double top = -1e300, sum = 0;
