@@ -24,15 +24,23 @@ constexpr double kQuadraticDecrement = 1e-12;
 // Row j's top class under d.top, or L where the design has no top biases.
 std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.top)[j] : d.L; }
 
-// Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()); returns
-// log P_j(y).
+// Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()), from its
+// offsets and features as design_row() lays them out; returns log P_j(y). Each logit adds its terms in the
+// same order in either layout: the offset, the features in increasing k, then the other parameters'.
 double row_probabilities(const LogitDesign& d, std::span<const double> theta, const double* offset,
                          const double* x, std::size_t t, double* prob, int y) {
   double top = -std::numeric_limits<double>::infinity();
   const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases(), *v = w + d.L * d.M;
+  std::copy_n(offset, d.L, prob);
+  if (d.binary()) {
+    for (std::size_t c = 0; c < d.L; ++c)
+      for (std::size_t k = 0; k < d.D; ++k) prob[c] += x[c * d.D + k] * theta[k];
+  } else {
+    for (std::size_t k = 0; k < d.D; ++k)
+      for (std::size_t c = 0; c < d.L; ++c) prob[c] += x[k * d.L + c] * theta[k];
+  }
   for (std::size_t c = 0; c < d.L; ++c) {
-    double z = offset[c];
-    for (std::size_t k = 0; k < d.D; ++k) z += x[c * d.D + k] * theta[k];
+    double z = prob[c];
     if (d.class_bias) z += theta[d.D + c];
     for (std::size_t m = 0; m < d.M; ++m) z += w[c * d.M + m] * u[m];
     if (c == t) z += v[c];
@@ -45,14 +53,36 @@ double row_probabilities(const LogitDesign& d, std::span<const double> theta, co
   return y < 0 ? 0 : std::max(std::log(prob[static_cast<std::size_t>(y)]), kLogSmallest);
 }
 
-// Row j's offsets (L values) followed by its features (L x D): from the design's table, or written into
-// `scratch` (row_size() values); with an adjustment, always in `scratch`, adjusted.
+// The scratch a design's rows need when design_row() forms them: room for row() to write a row of the
+// other designs before it is transposed.
+std::size_t row_scratch_size(const LogitDesign& d) { return d.binary() ? d.row_size() : 2 * d.row_size(); }
+
+// Writes row j into `out` (row_size() values) as the fits read it (design_row()), with `written`
+// (row_size() values) for row()'s own layout where the two differ.
+void read_row(const LogitDesign& d, std::size_t j, double* out, double* written) {
+  if (d.binary()) {
+    d.row(j, out, out + d.L);
+    return;
+  }
+  const std::size_t L = d.L, D = d.D;
+  d.row(j, written, written + L);
+  std::copy_n(written, L, out);
+  for (std::size_t c = 0; c < L; ++c)
+    for (std::size_t k = 0; k < D; ++k) out[L + k * L + c] = written[L + c * D + k];
+  std::copy_n(written + L + L * D, d.M, out + L + L * D);
+}
+
+// Row j's offsets (L values), then its features (L x D), then its matrix inputs (M), as the fits read
+// them: a binary design's as row() writes them (class by class), the others' transposed, feature k of
+// class c at [k L + c], so that the per-row sums over the classes run in vectors (at K = 1,000 they
+// were the pilot's time, in scalar code). From the design's table, or formed in `scratch`
+// (row_scratch_size() values); with an adjustment, always in `scratch`, adjusted.
 const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
   if (d.table && !d.adjust) return d.table->data() + j * d.row_size();
   if (d.table)
     std::copy_n(d.table->data() + j * d.row_size(), d.row_size(), scratch.data());
   else
-    d.row(j, scratch.data(), scratch.data() + d.L);
+    read_row(d, j, scratch.data(), scratch.data() + d.row_size());
   if (d.adjust) d.adjust(j, scratch.data());
   return scratch.data();
 }
@@ -82,7 +112,7 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
   // A chunk's row: its z_1 - z_0, then dx padded with zeros to whole vectors of 8 (the product kernel's
   // columns: narrower, it sums each column as one scalar chain).
   const std::size_t D = d.D, width = 1 + D, padded = (D + 7) / 8 * 8, stride = 1 + padded;
-  std::vector<double> row_scratch(d.row_size()), scratch(width), chunk(kChunk * stride, 0.0);
+  std::vector<double> row_scratch(row_scratch_size(d)), scratch(width), chunk(kChunk * stride, 0.0);
   // weighted[a * kChunk + i]: row i's slope (a = 0), then its curvature times dx_(a-1); sums[a * padded + b]:
   // the gradient's (a = 0) and the Hessian's (a = b' + 1) sums over the chunks so far.
   std::vector<double> weighted(grad ? width * kChunk : 0), sums(grad ? width * padded : 0, 0.0);
@@ -132,7 +162,7 @@ class MatrixTerms {
       : L_(d.L), D_(d.D), M_(d.M), P_(P), W_(d.D + d.biases()), bias_(d.class_bias), minus_vt_(L_ * M_ * kRows),
         v_(kRows * L_ * M_), minus_u_(kRows * M_), minus_centred_(L_ * kRows * D_), prob_(kRows * L_) {}
 
-  // Row j: its features x (then u = x + L D), probabilities, mu and label.
+  // Row j: its features x (transposed, design_row(); then u = x + L D), probabilities, mu and label.
   void add(const double* x, const double* prob, const double* mu, int y, double* grad, double* hess,
            const TileKernels& kern) {
     const std::size_t r = rows_++, LM = L_ * M_;
@@ -145,7 +175,7 @@ class MatrixTerms {
         v_[r * LM + c * M_ + m] = v;
         minus_vt_[(c * M_ + m) * kRows + r] = -v;
       }
-      for (std::size_t k = 0; k < D_; ++k) minus_centred_[(c * kRows + r) * D_ + k] = mu[k] - x[c * D_ + k];
+      for (std::size_t k = 0; k < D_; ++k) minus_centred_[(c * kRows + r) * D_ + k] = mu[k] - x[k * L_ + c];
       prob_[r * L_ + c] = prob[c];
     }
     for (std::size_t m = 0; m < M_; ++m) minus_u_[r * M_ + m] = -u[m];
@@ -179,46 +209,34 @@ class MatrixTerms {
   std::vector<double> minus_vt_, v_, minus_u_, minus_centred_, prob_;
 };
 
-// The shared features' block of a row's Hessian before its mean term: outer[a (a + 1) / 2 + b] =
-// sum_c P_c x_ca x_cb for b <= a, in one pass over the classes, each entry summed over c in increasing
-// order as a pass per entry would: at K = 1,000 a row's features (L D values) outgrow L1, and a pass per
-// entry read them D (D + 1) / 2 times.
-void shared_outer(const double* prob, const double* x, std::size_t L, std::size_t D, double* outer) {
-  std::fill_n(outer, D * (D + 1) / 2, 0.0);
-  for (std::size_t c = 0; c < L; ++c) {
-    const double* xc = x + c * D;
-    double* e = outer;
-    for (std::size_t a = 0; a < D; ++a) {
-      const double pa = prob[c] * xc[a];
-      for (std::size_t b = 0; b <= a; ++b) *e++ += pa * xc[b];
-    }
-  }
-}
-
 // A row's scratch for objective()'s terms.
 struct RowScratch {
-  std::vector<double> row, prob, mu, outer;
-  explicit RowScratch(const LogitDesign& d) : row(d.row_size()), prob(d.L), mu(d.D), outer(d.D * (d.D + 1) / 2) {}
+  std::vector<double> row, prob, mu, weighted, outer;
+  explicit RowScratch(const LogitDesign& d)
+      : row(row_scratch_size(d)), prob(d.L), mu(d.D), weighted(d.D * d.L), outer(d.D * d.D) {}
 };
 
 // Row j's terms of objective()'s sums over the shared features, into `out`: log P_j(y_j), then with
 // `with_grad` the gradient terms mu - x_y (D) and the Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a,
-// D (D + 1) / 2 of them). Leaves P_j in s.prob and mu in s.mu; returns the row's features x, which the
-// other parameters' terms read.
-const double* shared_terms(const LogitDesign& d, std::span<const double> theta, std::size_t j, int y,
-                           RowScratch& s, bool with_grad, double* out) {
+// D (D + 1) / 2 of them). The sums over the classes are the kernels' row products of the transposed
+// features (mu = P x, then (P x_a) . x_b for every pair). Leaves P_j in s.prob and mu in s.mu; returns the
+// row's features x (transposed: design_row()), which the other parameters' terms read.
+const double* shared_terms(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta,
+                           std::size_t j, int y, RowScratch& s, bool with_grad, double* out) {
   const std::size_t L = d.L, D = d.D;
   const double* row = design_row(d, j, s.row);
   const double *offset = row, *x = row + L;
   out[0] = row_probabilities(d, theta, offset, x, top_class(d, j), s.prob.data(), y);
   if (!with_grad) return x;
   std::fill(s.mu.begin(), s.mu.end(), 0.0);
-  for (std::size_t c = 0; c < L; ++c)
-    for (std::size_t k = 0; k < D; ++k) s.mu[k] += s.prob[c] * x[c * D + k];
-  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - x[static_cast<std::size_t>(y) * D + k];
-  shared_outer(s.prob.data(), x, L, D, s.outer.data());
+  kern.row_dots(s.prob.data(), L, 1, L, x, L, D, s.mu.data());
+  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - x[k * L + static_cast<std::size_t>(y)];
+  for (std::size_t k = 0; k < D; ++k)
+    for (std::size_t c = 0; c < L; ++c) s.weighted[k * L + c] = s.prob[c] * x[k * L + c];
+  std::fill(s.outer.begin(), s.outer.end(), 0.0);
+  kern.row_dots(s.weighted.data(), L, D, L, x, L, D, s.outer.data());
   for (std::size_t a = 0, e = 0; a < D; ++a)
-    for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = s.outer[e] - s.mu[a] * s.mu[b];
+    for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = s.outer[a * D + b] - s.mu[a] * s.mu[b];
   return x;
 }
 
@@ -238,8 +256,9 @@ constexpr std::size_t kTermRows = 256;
 // the canonical pilot at K > 64), each row's shared_terms() formed on `threads` threads and added in the
 // rows' order, so that the sums are bitwise those of one thread. At K = 1,000 a row's terms are 30,000
 // multiply-adds, and the first fold's fit (the others start from it) ran alone.
-double shared_feature_sums(const LogitDesign& d, std::span<const int> labels, std::span<const std::size_t> rows,
-                           std::span<const double> theta, double* grad, double* hess, int threads) {
+double shared_feature_sums(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
+                           std::span<const std::size_t> rows, std::span<const double> theta, double* grad,
+                           double* hess, int threads) {
   const std::size_t D = d.D, width = 1 + (grad ? D + D * (D + 1) / 2 : 0);
   std::vector<double> terms(rows.size() * width);
   std::vector<std::optional<RowScratch>> scratch(static_cast<std::size_t>(resolve_threads(threads)));
@@ -247,7 +266,7 @@ double shared_feature_sums(const LogitDesign& d, std::span<const int> labels, st
     std::optional<RowScratch>& s = scratch[static_cast<std::size_t>(worker)];
     if (!s) s.emplace(d);
     for (std::size_t r = task * kTermRows; r < std::min(rows.size(), (task + 1) * kTermRows); ++r)
-      shared_terms(d, theta, rows[r], labels[rows[r]], *s, grad != nullptr, terms.data() + r * width);
+      shared_terms(d, kern, theta, rows[r], labels[rows[r]], *s, grad != nullptr, terms.data() + r * width);
   });
   double nll = 0;
   for (std::size_t r = 0; r < rows.size(); ++r)
@@ -274,19 +293,19 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
   if (d.binary())
     nll = binary_sums(d, kern, labels, rows, theta, grad, hess);
   else if (shared_only)
-    nll = shared_feature_sums(d, labels, rows, theta, grad, hess, threads);
+    nll = shared_feature_sums(d, kern, labels, rows, theta, grad, hess, threads);
   // Otherwise row by row: the shared features' terms, then the other parameters' (Hessian of -log softmax:
   // sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c)).
   for (std::size_t j : d.binary() || shared_only ? std::span<const std::size_t>{} : rows) {
     const int y = labels[j];
-    const double* x = shared_terms(d, theta, j, y, scratch, grad != nullptr, term.data());
+    const double* x = shared_terms(d, kern, theta, j, y, scratch, grad != nullptr, term.data());
     add_shared_terms(term.data(), D, P, nll, grad, hess);
     if (!grad) continue;
     if (d.class_bias) {
       for (std::size_t c = 0; c < L; ++c) grad[D + c] += prob[c];
       grad[D + static_cast<std::size_t>(y)] -= 1;
       for (std::size_t a = 0; a < D; ++a)
-        for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (x[c * D + a] - mu[a]);
+        for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (x[a * L + c] - mu[a]);
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
     }
@@ -296,7 +315,7 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
       const std::size_t v = T + t;
       grad[v] += prob[t] - (static_cast<std::size_t>(y) == t ? 1.0 : 0.0);
       hess[v * P + v] += prob[t] * (1 - prob[t]);
-      for (std::size_t a = 0; a < D; ++a) hess[v * P + a] += prob[t] * (x[t * D + a] - mu[a]);
+      for (std::size_t a = 0; a < D; ++a) hess[v * P + a] += prob[t] * (x[a * L + t] - mu[a]);
       if (d.class_bias)
         for (std::size_t e = 0; e < L; ++e) hess[v * P + D + e] += (e == t ? prob[t] : 0) - prob[t] * prob[e];
     }
@@ -398,7 +417,7 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
 
 void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,
                    double* out) {
-  std::vector<double> scratch(design.row_size());
+  std::vector<double> scratch(row_scratch_size(design));
   for (std::size_t j : rows) {
     const double* row = design_row(design, j, scratch);
     row_probabilities(design, theta, row, row + design.L, top_class(design, j), out, -1);
@@ -412,10 +431,14 @@ void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values, int 
   if (design.table || n > max_values / size) return;
   auto table = std::make_shared<std::vector<double>>(n * size);
   // In blocks of rows: at K = 1,000 a row is 7,000 values and their logarithms, 0.4 s for 10,000 rows.
+  // Laid out as design_row() reads them.
   constexpr std::size_t kBlock = 256;
-  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block, int) {
+  std::vector<std::vector<double>> written(static_cast<std::size_t>(resolve_threads(threads)));
+  parallel_for((n + kBlock - 1) / kBlock, threads, [&](std::size_t block, int worker) {
+    std::vector<double>& own = written[static_cast<std::size_t>(worker)];
+    own.resize(size);
     for (std::size_t j = block * kBlock; j < std::min(n, (block + 1) * kBlock); ++j)
-      design.row(j, table->data() + j * size, table->data() + j * size + design.L);
+      read_row(design, j, table->data() + j * size, own.data());
   });
   design.table = std::move(table);
   if (!design.binary()) return;

@@ -33,12 +33,14 @@ struct LogitDesign {
   /// Optional: row j's class top_j (each below L), which gains the bias v_{top_j}. The same model as L
   /// more features [c = d = top_j], but a row adds D + L terms to the Hessian instead of L (D + L)^2 / 2.
   std::shared_ptr<const std::vector<std::uint32_t>> top;
-  /// Optional: rewrites part of row j (offsets then features, as in `table`) after it is read, so that
+  /// Optional: rewrites part of row j (offsets then features, laid out as in `table`) after it is read, so that
   /// designs differing in a few features (the folds of the canonical pilot) share one table. Not for
   /// binary designs, whose differences are kept apart.
   std::function<void(std::size_t j, double* row)> adjust;
   /// Every row's offsets then features (L + L D values per row), written once by cache_rows(): the fits
-  /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots).
+  /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots). A
+  /// binary design's rows as row() writes them; the others' with the features transposed, feature k of
+  /// class c at [L + k L + c], so that the sums over the classes run in vectors.
   std::shared_ptr<const std::vector<double>> table;
   /// Two classes without class biases (binary()): every row's z_1 - z_0 at theta = 0 then x_1 - x_0
   /// (1 + D values per row), all a fit reads of a row; written by cache_rows() with the table.

@@ -98,12 +98,12 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
   }
   std::vector<std::function<void(std::size_t, double*)>> out;
   for (const std::vector<double>& feature : features)
-    out.emplace_back([&lp, &feature, tops, L = design.L, D = design.D](std::size_t j, double* row) {
+    out.emplace_back([&lp, &feature, tops, L = design.L](std::size_t j, double* row) {
       const Top& r = (*tops)[j];
       const double t = feature[lp.original[j]];
       const double up = safe_log(t, kFeatureFloor) - r.log_s, down = safe_log(1 - t, kFeatureFloor) - r.log_rest;
-      double* x = row + L;
-      for (std::size_t c = 0; c < L; ++c) x[D * c + 1] = c == r.top ? up : down;
+      double* x1 = row + 2 * L;  // feature 1 of every class (the rows as the fits read them: design_row())
+      for (std::size_t c = 0; c < L; ++c) x1[c] = c == r.top ? up : down;
     });
   return out;
 }

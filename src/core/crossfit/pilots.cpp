@@ -100,15 +100,12 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
   const auto spline = canonical_spline(in.pred, canonical.saturated, ranks);
   const std::size_t K = in.pred.k;
   const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
-  // Each fold's top-label adjustment of a design (it rewrites feature 1 of each class, D apart): formed
-  // once for the designs of the structured one's D.
+  // Each fold's top-label adjustment (it rewrites feature 1 of every class, the same L values in every
+  // candidate's rows): formed once.
   const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
-  auto adjust_of = [&](const LogitDesign& design) {
-    return design.D == structured.D ? adjust : top_label_adjustment(in.problems[0], in.pred, design, features);
-  };
   // Fits a design's pilot into pr from `start`; returns its first fold's parameters.
   auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
-    const FoldDesigns designs(design, adjust_of(design));
+    const FoldDesigns designs(design, adjust);
     return (ring ? crossfit_pilot_on_ring(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.control,
                                           ring->comm, start, trains)
                  : crossfit_pilot(pr, designs, *in.plan.kernels, folds, options.folds, in.plan.threads,
