@@ -25,10 +25,12 @@ constexpr double kQuadraticDecrement = 1e-12;
 std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.top)[j] : d.L; }
 
 // Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()), from its
-// offsets and features as design_row() lays them out; returns log P_j(y). Each logit adds its terms in the
-// same order in either layout: the offset, the features in increasing k, then the other parameters'.
-double row_probabilities(const LogitDesign& d, std::span<const double> theta, const double* offset,
-                         const double* x, std::size_t t, double* prob, int y) {
+// offsets and features as design_row() lays them out; returns log P_j(y). Each logit is its offset, then
+// the features' terms in increasing k, then the other parameters'. A binary design's row (two classes)
+// in plain loops; the others' in the kernels: the features' terms as one product (the features
+// transposed), the exponentials and their sum in vectors.
+double row_probabilities(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta,
+                         const double* offset, const double* x, std::size_t t, double* prob, int y) {
   double top = -std::numeric_limits<double>::infinity();
   const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases(), *v = w + d.L * d.M;
   std::copy_n(offset, d.L, prob);
@@ -36,8 +38,7 @@ double row_probabilities(const LogitDesign& d, std::span<const double> theta, co
     for (std::size_t c = 0; c < d.L; ++c)
       for (std::size_t k = 0; k < d.D; ++k) prob[c] += x[c * d.D + k] * theta[k];
   } else {
-    for (std::size_t k = 0; k < d.D; ++k)
-      for (std::size_t c = 0; c < d.L; ++c) prob[c] += x[k * d.L + c] * theta[k];
+    kern.dot_add(theta.data(), d.D, x, d.L, 1, d.L, d.D, prob, d.L);
   }
   for (std::size_t c = 0; c < d.L; ++c) {
     double z = prob[c];
@@ -48,7 +49,12 @@ double row_probabilities(const LogitDesign& d, std::span<const double> theta, co
     top = std::max(top, z);
   }
   double sum = 0;
-  for (std::size_t c = 0; c < d.L; ++c) sum += prob[c] = std::exp(prob[c] - top);
+  if (d.binary()) {
+    for (std::size_t c = 0; c < d.L; ++c) sum += prob[c] = std::exp(prob[c] - top);
+  } else {
+    kern.exp_shifted(prob, d.L, top);
+    sum = kern.sum(prob, d.L);
+  }
   for (std::size_t c = 0; c < d.L; ++c) prob[c] /= sum;
   return y < 0 ? 0 : std::max(std::log(prob[static_cast<std::size_t>(y)]), kLogSmallest);
 }
@@ -226,7 +232,7 @@ const double* shared_terms(const LogitDesign& d, const TileKernels& kern, std::s
   const std::size_t L = d.L, D = d.D;
   const double* row = design_row(d, j, s.row);
   const double *offset = row, *x = row + L;
-  out[0] = row_probabilities(d, theta, offset, x, top_class(d, j), s.prob.data(), y);
+  out[0] = row_probabilities(d, kern, theta, offset, x, top_class(d, j), s.prob.data(), y);
   if (!with_grad) return x;
   std::fill(s.mu.begin(), s.mu.end(), 0.0);
   kern.row_dots(s.prob.data(), L, 1, L, x, L, D, s.mu.data());
@@ -415,12 +421,12 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
   return theta;
 }
 
-void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,
-                   double* out) {
+void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
+                   std::span<const std::size_t> rows, double* out) {
   std::vector<double> scratch(row_scratch_size(design));
   for (std::size_t j : rows) {
     const double* row = design_row(design, j, scratch);
-    row_probabilities(design, theta, row, row + design.L, top_class(design, j), out, -1);
+    row_probabilities(design, kernels, theta, row, row + design.L, top_class(design, j), out, -1);
     out += design.L;
   }
 }

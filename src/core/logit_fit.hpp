@@ -72,7 +72,7 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
                               std::span<const double> start = {}, Communicator* ranks = nullptr, int threads = 1);
 
 /// Writes P_j (L values) under theta of each row j = rows[i] into out[i L, (i + 1) L).
-void predict_logit(const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows,
-                   double* out);
+void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
+                   std::span<const std::size_t> rows, double* out);
 
 }  // namespace ecekde::detail

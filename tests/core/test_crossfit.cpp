@@ -1086,8 +1086,9 @@ void expect_same_predictions(const ecekde::detail::LogitDesign& a, const std::ve
   std::vector<double> p_a(n * a.L), p_b(n * b.L);
   std::vector<std::size_t> all(n);
   std::iota(all.begin(), all.end(), std::size_t{0});
-  ecekde::detail::predict_logit(a, theta_a, all, p_a.data());
-  ecekde::detail::predict_logit(b, theta_b, all, p_b.data());
+  const auto& kern = ecekde::detail::tile_kernels();
+  ecekde::detail::predict_logit(a, kern, theta_a, all, p_a.data());
+  ecekde::detail::predict_logit(b, kern, theta_b, all, p_b.data());
   for (std::size_t i = 0; i < p_a.size(); ++i) EXPECT_NEAR(p_a[i], p_b[i], 1e-9) << "value " << i;
 }
 

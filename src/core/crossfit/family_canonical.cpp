@@ -126,7 +126,7 @@ std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, co
   std::vector<double> prob(2 * n);
   std::vector<std::vector<double>> out(fold_count, std::vector<double>(n));
   for (std::size_t f = 0; f < fold_count; ++f) {
-    predict_logit(design, theta[f], rows, prob.data());
+    predict_logit(design, *plan.kernels, theta[f], rows, prob.data());
     for (std::size_t j = 0; j < n; ++j) out[f][lp.original[j]] = prob[2 * j + 1];
   }
   WorkLedger::done(plan.control, pilot_work(1, n));

@@ -107,7 +107,8 @@ double pooled_beta_loss(std::size_t q, const ScoreStage& stage) {
 }
 
 void pooled_beta_pilot(Problem& pr, const ScoreStage& stage) {
-  predict_folds(pr, beta_design(*pr.lp, stage.pooled->pairs.spline), stage.pooled->theta, stage.folds);
+  predict_folds(pr, beta_design(*pr.lp, stage.pooled->pairs.spline), *stage.plan.kernels, stage.pooled->theta,
+                stage.folds);
 }
 
 std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const ScoreStage& stage) {
@@ -128,7 +129,7 @@ std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const Scor
   };
   for (std::size_t f = 0; f < theta.size(); ++f) {
     if (split.held_out[f].empty()) continue;
-    predict_logit(pooled, theta[f], every, prob.data());
+    predict_logit(pooled, *stage.plan.kernels, theta[f], every, prob.data());
     for (std::size_t j = 0; j < n; ++j)
       log_odds[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
     const double lambda = pilot_penalty(pr, shifted, split.train[f], nullptr);

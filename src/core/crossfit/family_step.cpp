@@ -77,8 +77,8 @@ struct ByScore {
 // with at least a fiftieth of the rows (and 20) and kMinStepLabels of each label on either side, so that
 // no side is (nearly) separated by its labels, where the jump's fit would grow without bound; none where
 // there is no such place.
-std::optional<double> step_threshold(const ByScore& order, const LogitDesign& beta, std::span<const double> theta,
-                                     std::size_t f) {
+std::optional<double> step_threshold(const ByScore& order, const LogitDesign& beta, const TileKernels& kernels,
+                                     std::span<const double> theta, std::size_t f) {
   constexpr double kMinStepLabels = 10;
   const std::size_t n = order.row.size();
   std::size_t m = 0;
@@ -101,7 +101,7 @@ std::optional<double> step_threshold(const ByScore& order, const LogitDesign& be
     }
   } else {
     std::vector<double> prob(2 * n);
-    predict_logit(beta, theta, order.row, prob.data());
+    predict_logit(beta, kernels, theta, order.row, prob.data());
     for (std::size_t k = 0; k < n; ++k) pi[order.row[k]] = prob[2 * k + 1];
   }
   // Each training row in turn: the sums over the rows above it, then the row itself added.
@@ -135,7 +135,7 @@ std::optional<Problem> step_candidate(const OwnFit& own, const ScoreStage& stage
   const ByScore order(own.pr, *logits, stage.folds);
   std::vector<LogitDesign> designs;
   for (std::size_t f = 0; f < own.theta.size(); ++f) {
-    const std::optional<double> at = step_threshold(order, own.beta, own.theta[f], f);
+    const std::optional<double> at = step_threshold(order, own.beta, *stage.plan.kernels, own.theta[f], f);
     if (!at) return std::nullopt;
     designs.push_back(step_design(own.beta, logits, *at));
   }

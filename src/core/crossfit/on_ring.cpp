@@ -34,7 +34,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                 : fit_logit(design, kernels, pr.labels, train[f],
                                             pilot_penalty(pr, design, train[f], ranks), control,
                                             f == 0 ? start : theta[0], ranks);
-    predict_pilot(pr, design, theta[f], held_out[f]);
+    predict_pilot(pr, design, kernels, theta[f], held_out[f]);
   }
   return theta;
 }

@@ -15,13 +15,14 @@ constexpr double kPilotPenalty = 1e-4;      // ridge on the pilot's parameters (
 
 }  // namespace
 
-void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows) {
+void predict_pilot(Problem& pr, const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
+                   std::span<const std::size_t> rows) {
   // Predicted in chunks, so that the probabilities in flight stay small at K = 1,000.
   constexpr std::size_t kChunk = 256;
   std::vector<double> prob(std::min(kChunk, rows.size()) * design.L);
   for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
     const std::span<const std::size_t> chunk = rows.subspan(begin, std::min(kChunk, rows.size() - begin));
-    predict_logit(design, theta, chunk, prob.data());
+    predict_logit(design, kernels, theta, chunk, prob.data());
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       const std::size_t j = chunk[i];
       if (pr.depth == 1) {
@@ -63,7 +64,7 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
         train[f].empty() ? std::vector<double>(parameters, 0.0)
                          : fit_logit(design, kernels, pr.labels, train[f], pilot_penalty(pr, design, train[f], nullptr),
                                      control, start, nullptr, fit_threads);
-    if (predict) predict_pilot(pr, design, theta, held_out[f]);
+    if (predict) predict_pilot(pr, design, kernels, theta, held_out[f]);
     return theta;
   };
   // Fold 0 is fitted first (on every rank), and the other folds start from its solution: their training
@@ -86,11 +87,11 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
   return theta;
 }
 
-void predict_folds(Problem& pr, const LogitDesign& design, const std::vector<std::vector<double>>& theta,
-                   const std::vector<std::size_t>& fold_of_input) {
+void predict_folds(Problem& pr, const LogitDesign& design, const TileKernels& kernels,
+                   const std::vector<std::vector<double>>& theta, const std::vector<std::size_t>& fold_of_input) {
   pr.pilot.assign(pr.lp->points.n, 0.0);
   const FoldRows split = fold_rows(*pr.lp, fold_of_input, theta.size());
-  for (std::size_t f = 0; f < theta.size(); ++f) predict_pilot(pr, design, theta[f], split.held_out[f]);
+  for (std::size_t f = 0; f < theta.size(); ++f) predict_pilot(pr, design, kernels, theta[f], split.held_out[f]);
 }
 
 }  // namespace ecekde::detail

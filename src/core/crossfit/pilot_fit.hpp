@@ -47,7 +47,8 @@ struct FoldDesigns {
 };
 
 // Writes the pilot of the rows `rows` (sorted positions) under theta into pr.pilot.
-void predict_pilot(Problem& pr, const LogitDesign& design, std::span<const double> theta, std::span<const std::size_t> rows);
+void predict_pilot(Problem& pr, const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
+                   std::span<const std::size_t> rows);
 
 // The ridge of a pilot's fit on `rows`: kPilotPenalty, scaled for two-class designs by 4 pi (1 - pi), pi
 // the share of positives among those rows (every rank's with `ranks`; never a held-out row's label), and
@@ -80,7 +81,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                                         std::span<const char> trains = {});
 
 // Writes each row's pilot under its fold's parameters into pr.pilot.
-void predict_folds(Problem& pr, const LogitDesign& design, const std::vector<std::vector<double>>& theta,
-                   const std::vector<std::size_t>& fold_of_input);
+void predict_folds(Problem& pr, const LogitDesign& design, const TileKernels& kernels,
+                   const std::vector<std::vector<double>>& theta, const std::vector<std::size_t>& fold_of_input);
 
 }  // namespace ecekde::detail
