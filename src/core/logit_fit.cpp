@@ -24,21 +24,36 @@ constexpr double kQuadraticDecrement = 1e-12;
 // Row j's top class under d.top, or L where the design has no top biases.
 std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.top)[j] : d.L; }
 
+// Row j as the fits read it: its offsets (L values), then its features (L x D), then its matrix inputs
+// (M): a binary design's as row() writes them (class by class), the others' transposed, feature k of
+// class c at x[k L + c], so that the per-row sums over the classes run in vectors (at K = 1,000 they
+// were the pilot's time, in scalar code). A non-binary design's last feature is read from `last`: the
+// row's own, or the design's adjustment of it, written apart so that a row of the table is read in
+// place (copying each 56 KB row to rewrite one feature was 12% of a canonical estimate at K = 1,000).
+struct RowView {
+  const double* offset;
+  const double* x;
+  const double* last;
+
+  const double* feature(std::size_t k, const LogitDesign& d) const { return k + 1 == d.D ? last : x + k * d.L; }
+};
+
 // Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()), from its
 // offsets and features as design_row() lays them out; returns log P_j(y). Each logit is its offset, then
 // the features' terms in increasing k, then the other parameters'. A binary design's row (two classes)
 // in plain loops; the others' in the kernels: the features' terms as one product (the features
 // transposed), the exponentials and their sum in vectors.
 double row_probabilities(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta,
-                         const double* offset, const double* x, std::size_t t, double* prob, int y) {
+                         const RowView& r, std::size_t t, double* prob, int y) {
   double top = -std::numeric_limits<double>::infinity();
-  const double *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases(), *v = w + d.L * d.M;
-  std::copy_n(offset, d.L, prob);
+  const double *x = r.x, *u = x + d.L * d.D, *w = theta.data() + d.D + d.biases(), *v = w + d.L * d.M;
+  std::copy_n(r.offset, d.L, prob);
   if (d.binary()) {
     for (std::size_t c = 0; c < d.L; ++c)
       for (std::size_t k = 0; k < d.D; ++k) prob[c] += x[c * d.D + k] * theta[k];
-  } else {
-    kern.dot_add(theta.data(), d.D, x, d.L, 1, d.L, d.D, prob, d.L);
+  } else if (d.D > 0) {  // the features before the last, then the last: the same sums as in one product
+    kern.dot_add(theta.data(), d.D, x, d.L, 1, d.L, d.D - 1, prob, d.L);
+    kern.dot_add(theta.data() + d.D - 1, 1, r.last, d.L, 1, d.L, 1, prob, d.L);
   }
   for (std::size_t c = 0; c < d.L; ++c) {
     double z = prob[c];
@@ -59,10 +74,6 @@ double row_probabilities(const LogitDesign& d, const TileKernels& kern, std::spa
   return y < 0 ? 0 : std::max(std::log(prob[static_cast<std::size_t>(y)]), kLogSmallest);
 }
 
-// The scratch a design's rows need when design_row() forms them: room for row() to write a row of the
-// other designs before it is transposed.
-std::size_t row_scratch_size(const LogitDesign& d) { return d.binary() ? d.row_size() : 2 * d.row_size(); }
-
 // Writes row j into `out` (row_size() values) as the fits read it (design_row()), with `written`
 // (row_size() values) for row()'s own layout where the two differ.
 void read_row(const LogitDesign& d, std::size_t j, double* out, double* written) {
@@ -78,19 +89,22 @@ void read_row(const LogitDesign& d, std::size_t j, double* out, double* written)
   std::copy_n(written + L + L * D, d.M, out + L + L * D);
 }
 
-// Row j's offsets (L values), then its features (L x D), then its matrix inputs (M), as the fits read
-// them: a binary design's as row() writes them (class by class), the others' transposed, feature k of
-// class c at [k L + c], so that the per-row sums over the classes run in vectors (at K = 1,000 they
-// were the pilot's time, in scalar code). From the design's table, or formed in `scratch`
-// (row_scratch_size() values); with an adjustment, always in `scratch`, adjusted.
-const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
-  if (d.table && !d.adjust) return d.table->data() + j * d.row_size();
-  if (d.table)
-    std::copy_n(d.table->data() + j * d.row_size(), d.row_size(), scratch.data());
-  else
-    read_row(d, j, scratch.data(), scratch.data() + d.row_size());
-  if (d.adjust) d.adjust(j, scratch.data());
-  return scratch.data();
+// The scratch a design's rows need when design_row() forms them: room for row() to write a row of the
+// other designs before it is transposed, and for an adjusted last feature.
+std::size_t row_scratch_size(const LogitDesign& d) { return d.binary() ? d.row_size() : 2 * d.row_size() + d.L; }
+
+// Row j from the design's table, or formed in `scratch` (row_scratch_size() values).
+RowView design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
+  const std::size_t L = d.L;
+  const double* row = d.table ? d.table->data() + j * d.row_size() : scratch.data();
+  if (!d.table) read_row(d, j, scratch.data(), scratch.data() + d.row_size());
+  RowView view{row, row + L, d.D > 0 ? row + L + (d.D - 1) * L : nullptr};
+  if (d.adjust) {
+    double* last = scratch.data() + 2 * d.row_size();
+    d.adjust(j, last);
+    view.last = last;
+  }
+  return view;
 }
 
 // Row j of a binary design as its differences: z_1 - z_0 at theta = 0, then x_1 - x_0 (1 + D values), from
@@ -98,7 +112,7 @@ const double* design_row(const LogitDesign& d, std::size_t j, std::vector<double
 const double* difference_row(const LogitDesign& d, std::size_t j, std::vector<double>& row_scratch,
                              std::vector<double>& scratch) {
   if (d.differences) return d.differences->data() + j * (1 + d.D);
-  const double* row = design_row(d, j, row_scratch);
+  const double* row = design_row(d, j, row_scratch).offset;
   scratch[0] = row[1] - row[0];
   for (std::size_t k = 0; k < d.D; ++k) scratch[1 + k] = row[2 + d.D + k] - row[2 + k];
   return scratch.data();
@@ -168,11 +182,11 @@ class MatrixTerms {
       : L_(d.L), D_(d.D), M_(d.M), P_(P), W_(d.D + d.biases()), bias_(d.class_bias), minus_vt_(L_ * M_ * kRows),
         v_(kRows * L_ * M_), minus_u_(kRows * M_), minus_centred_(L_ * kRows * D_), prob_(kRows * L_) {}
 
-  // Row j: its features x (transposed, design_row(); then u = x + L D), probabilities, mu and label.
-  void add(const double* x, const double* prob, const double* mu, int y, double* grad, double* hess,
-           const TileKernels& kern) {
+  // Row j of design d (design_row(); its inputs u after the features), its probabilities, mu and label.
+  void add(const LogitDesign& d, const RowView& row, const double* prob, const double* mu, int y, double* grad,
+           double* hess, const TileKernels& kern) {
     const std::size_t r = rows_++, LM = L_ * M_;
-    const double* u = x + L_ * D_;
+    const double* u = row.x + L_ * D_;
     for (std::size_t c = 0; c < L_; ++c) {
       const double slope = prob[c] - (static_cast<std::size_t>(y) == c ? 1.0 : 0.0);
       for (std::size_t m = 0; m < M_; ++m) {
@@ -181,7 +195,7 @@ class MatrixTerms {
         v_[r * LM + c * M_ + m] = v;
         minus_vt_[(c * M_ + m) * kRows + r] = -v;
       }
-      for (std::size_t k = 0; k < D_; ++k) minus_centred_[(c * kRows + r) * D_ + k] = mu[k] - x[k * L_ + c];
+      for (std::size_t k = 0; k < D_; ++k) minus_centred_[(c * kRows + r) * D_ + k] = mu[k] - row.feature(k, d)[c];
       prob_[r * L_ + c] = prob[c];
     }
     for (std::size_t m = 0; m < M_; ++m) minus_u_[r * M_ + m] = -u[m];
@@ -225,25 +239,32 @@ struct RowScratch {
 // Row j's terms of objective()'s sums over the shared features, into `out`: log P_j(y_j), then with
 // `with_grad` the gradient terms mu - x_y (D) and the Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a,
 // D (D + 1) / 2 of them). The sums over the classes are the kernels' row products of the transposed
-// features (mu = P x, then (P x_a) . x_b for every pair). Leaves P_j in s.prob and mu in s.mu; returns the
-// row's features x (transposed: design_row()), which the other parameters' terms read.
-const double* shared_terms(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta,
-                           std::size_t j, int y, RowScratch& s, bool with_grad, double* out) {
+// features (mu = P x, then (P x_a) . x_b for every pair), the features before the last and the last
+// apart. Leaves P_j in s.prob and mu in s.mu; returns the row, which the other parameters' terms read.
+RowView shared_terms(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta, std::size_t j,
+                     int y, RowScratch& s, bool with_grad, double* out) {
   const std::size_t L = d.L, D = d.D;
-  const double* row = design_row(d, j, s.row);
-  const double *offset = row, *x = row + L;
-  out[0] = row_probabilities(d, kern, theta, offset, x, top_class(d, j), s.prob.data(), y);
-  if (!with_grad) return x;
+  const RowView r = design_row(d, j, s.row);
+  out[0] = row_probabilities(d, kern, theta, r, top_class(d, j), s.prob.data(), y);
+  if (!with_grad || D == 0) return r;
   std::fill(s.mu.begin(), s.mu.end(), 0.0);
-  kern.row_dots(s.prob.data(), L, 1, L, x, L, D, s.mu.data());
-  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - x[k * L + static_cast<std::size_t>(y)];
-  for (std::size_t k = 0; k < D; ++k)
-    for (std::size_t c = 0; c < L; ++c) s.weighted[k * L + c] = s.prob[c] * x[k * L + c];
+  kern.row_dots(s.prob.data(), L, 1, L, r.x, L, D - 1, s.mu.data());
+  kern.row_dots(s.prob.data(), L, 1, L, r.last, L, 1, s.mu.data() + D - 1);
+  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - r.feature(k, d)[static_cast<std::size_t>(y)];
+  for (std::size_t k = 0; k < D; ++k) {
+    const double* xk = r.feature(k, d);
+    for (std::size_t c = 0; c < L; ++c) s.weighted[k * L + c] = s.prob[c] * xk[c];
+  }
+  // (P x_a) . x_b: [a (D - 1) + b] for b < D - 1, then [D (D - 1) + a] for the last
   std::fill(s.outer.begin(), s.outer.end(), 0.0);
-  kern.row_dots(s.weighted.data(), L, D, L, x, L, D, s.outer.data());
+  kern.row_dots(s.weighted.data(), L, D, L, r.x, L, D - 1, s.outer.data());
+  kern.row_dots(s.weighted.data(), L, D, L, r.last, L, 1, s.outer.data() + D * (D - 1));
   for (std::size_t a = 0, e = 0; a < D; ++a)
-    for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = s.outer[a * D + b] - s.mu[a] * s.mu[b];
-  return x;
+    for (std::size_t b = 0; b <= a; ++b, ++e) {
+      const double pab = b + 1 < D ? s.outer[a * (D - 1) + b] : s.outer[D * (D - 1) + a];
+      out[1 + D + e] = pab - s.mu[a] * s.mu[b];
+    }
+  return r;
 }
 
 // Adds a row's shared_terms() to the sums (grad and hess: with_grad's).
@@ -304,24 +325,26 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
   // sum_c P_c x_c x_c^T - mu mu^T over the extended features (x_c, e_c)).
   for (std::size_t j : d.binary() || shared_only ? std::span<const std::size_t>{} : rows) {
     const int y = labels[j];
-    const double* x = shared_terms(d, kern, theta, j, y, scratch, grad != nullptr, term.data());
+    const RowView r = shared_terms(d, kern, theta, j, y, scratch, grad != nullptr, term.data());
     add_shared_terms(term.data(), D, P, nll, grad, hess);
     if (!grad) continue;
     if (d.class_bias) {
       for (std::size_t c = 0; c < L; ++c) grad[D + c] += prob[c];
       grad[D + static_cast<std::size_t>(y)] -= 1;
-      for (std::size_t a = 0; a < D; ++a)
-        for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (x[a * L + c] - mu[a]);
+      for (std::size_t a = 0; a < D; ++a) {
+        const double* xa = r.feature(a, d);
+        for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (xa[c] - mu[a]);
+      }
       for (std::size_t c = 0; c < L; ++c)
         for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
     }
-    if (matrix) matrix->add(x, prob.data(), mu.data(), y, grad, hess, kern);
+    if (matrix) matrix->add(d, r, prob.data(), mu.data(), y, grad, hess, kern);
     // The top bias v_t is the extended feature [c = t]: its mean over the classes is P_t.
     if (const std::size_t t = top_class(d, j); t < L) {
       const std::size_t v = T + t;
       grad[v] += prob[t] - (static_cast<std::size_t>(y) == t ? 1.0 : 0.0);
       hess[v * P + v] += prob[t] * (1 - prob[t]);
-      for (std::size_t a = 0; a < D; ++a) hess[v * P + a] += prob[t] * (x[a * L + t] - mu[a]);
+      for (std::size_t a = 0; a < D; ++a) hess[v * P + a] += prob[t] * (r.feature(a, d)[t] - mu[a]);
       if (d.class_bias)
         for (std::size_t e = 0; e < L; ++e) hess[v * P + D + e] += (e == t ? prob[t] : 0) - prob[t] * prob[e];
     }
@@ -425,8 +448,7 @@ void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::s
                    std::span<const std::size_t> rows, double* out) {
   std::vector<double> scratch(row_scratch_size(design));
   for (std::size_t j : rows) {
-    const double* row = design_row(design, j, scratch);
-    row_probabilities(design, kernels, theta, row, row + design.L, top_class(design, j), out, -1);
+    row_probabilities(design, kernels, theta, design_row(design, j, scratch), top_class(design, j), out, -1);
     out += design.L;
   }
 }

@@ -33,10 +33,10 @@ struct LogitDesign {
   /// Optional: row j's class top_j (each below L), which gains the bias v_{top_j}. The same model as L
   /// more features [c = d = top_j], but a row adds D + L terms to the Hessian instead of L (D + L)^2 / 2.
   std::shared_ptr<const std::vector<std::uint32_t>> top;
-  /// Optional: rewrites part of row j (offsets then features, laid out as in `table`) after it is read, so that
-  /// designs differing in a few features (the folds of the canonical pilot) share one table. Not for
-  /// binary designs, whose differences are kept apart.
-  std::function<void(std::size_t j, double* row)> adjust;
+  /// Optional: writes the L values of row j's last feature (class by class), which the fits then read in
+  /// place of the row's own, so that designs differing in that feature (the folds of the canonical pilot)
+  /// share one table and read its rows in place. Not for binary designs, whose differences are kept apart.
+  std::function<void(std::size_t j, double* last_feature)> adjust;
   /// Every row's offsets then features (L + L D values per row), written once by cache_rows(): the fits
   /// read them at each Newton step instead of calling row() (whose logarithms dominated the pilots). A
   /// binary design's rows as row() writes them; the others' with the features transposed, feature k of

@@ -37,10 +37,12 @@ std::shared_ptr<const LogitSpline> canonical_spline(const CheckedPredictions& pr
 LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions& pred,
                              std::shared_ptr<const LogitSpline> spline, bool class_bias, double matrix_penalty,
                              bool top_biases) {
-  constexpr std::size_t kFirstSpline = 2;  // after log f and the top-label adjustment's feature
+  // log f, the spline's functions, the saturated indicator, then the top-label adjustment's feature: last,
+  // where the folds' adjustments write it (LogitDesign::adjust)
+  constexpr std::size_t kFirstSpline = 1;
   LogitDesign d;
   d.L = lp.classes;
-  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0);
+  d.D = kFirstSpline + LogitSpline::kFunctions + (spline->saturated() ? 1 : 0) + 1;
   d.class_bias = class_bias;
   d.M = matrix_penalty > 0 ? lp.classes : 0;
   d.matrix_penalty = matrix_penalty;
@@ -61,7 +63,7 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
       const bool low = indicator && saturated(f[c]);
       offset[c] = indicator ? log_f : lp.points.log_x[j * K + c];
       x[D * c] = log_f;
-      x[D * c + 1] = 0;
+      x[D * c + D - 1] = 0;
       if (low || (indicator && saturated(other)))
         std::fill_n(x + D * c + kFirstSpline, LogitSpline::kFunctions, 0.0);
       else
@@ -98,12 +100,11 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
   }
   std::vector<std::function<void(std::size_t, double*)>> out;
   for (const std::vector<double>& feature : features)
-    out.emplace_back([&lp, &feature, tops, L = design.L](std::size_t j, double* row) {
+    out.emplace_back([&lp, &feature, tops, L = design.L](std::size_t j, double* last) {
       const Top& r = (*tops)[j];
       const double t = feature[lp.original[j]];
       const double up = safe_log(t, kFeatureFloor) - r.log_s, down = safe_log(1 - t, kFeatureFloor) - r.log_rest;
-      double* x1 = row + 2 * L;  // feature 1 of every class (the rows as the fits read them: design_row())
-      for (std::size_t c = 0; c < L; ++c) x1[c] = c == r.top ? up : down;
+      for (std::size_t c = 0; c < L; ++c) last[c] = c == r.top ? up : down;
     });
   return out;
 }

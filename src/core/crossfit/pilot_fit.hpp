@@ -21,7 +21,7 @@ namespace ecekde::detail {
 inline constexpr std::size_t kMaxCachedDesign = std::size_t{1} << 27;
 
 // The design each fold's pilot is fitted on: the same for every fold (one-dimensional problems), the
-// shared design with a few features rewritten per fold (`adjust`, one per fold: the canonical pilot's
+// shared design with its last feature written per fold (`adjust`, one per fold: the canonical pilot's
 // top-label feature, itself fitted without the fold; the folds then share one table of rows), or a design
 // of each fold's own with the same parameters (`own`: the step candidate's threshold, found on the fold's
 // training rows; such designs read another's table, step_design(), and keep none).

@@ -100,8 +100,8 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
   const auto spline = canonical_spline(in.pred, canonical.saturated, ranks);
   const std::size_t K = in.pred.k;
   const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
-  // Each fold's top-label adjustment (it rewrites feature 1 of every class, the same L values in every
-  // candidate's rows): formed once.
+  // Each fold's top-label adjustment (it writes the last feature of every class, the same L values in
+  // every candidate's rows): formed once.
   const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
   // Fits a design's pilot into pr from `start`; returns its first fold's parameters.
   auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
