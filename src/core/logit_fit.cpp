@@ -36,7 +36,13 @@ struct RowView {
   const double* last;
 
   const double* feature(std::size_t k, const LogitDesign& d) const { return k + 1 == d.D ? last : x + k * d.L; }
+  // Whether the last feature follows the others (then one product takes them all).
+  bool together(const LogitDesign& d) const { return d.D > 0 && last == x + (d.D - 1) * d.L; }
 };
+
+// Rows of at most this many values are copied to take their adjustment in place: for small K two
+// products a row cost more than the copy (canonical at K = 10, 6% of the estimate).
+constexpr std::size_t kCopiedRow = 2048;
 
 // Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()), from its
 // offsets and features as design_row() lays them out; returns log P_j(y). Each logit is its offset, then
@@ -51,6 +57,8 @@ double row_probabilities(const LogitDesign& d, const TileKernels& kern, std::spa
   if (d.binary()) {
     for (std::size_t c = 0; c < d.L; ++c)
       for (std::size_t k = 0; k < d.D; ++k) prob[c] += x[c * d.D + k] * theta[k];
+  } else if (r.together(d)) {
+    kern.dot_add(theta.data(), d.D, x, d.L, 1, d.L, d.D, prob, d.L);
   } else if (d.D > 0) {  // the features before the last, then the last: the same sums as in one product
     kern.dot_add(theta.data(), d.D, x, d.L, 1, d.L, d.D - 1, prob, d.L);
     kern.dot_add(theta.data() + d.D - 1, 1, r.last, d.L, 1, d.L, 1, prob, d.L);
@@ -95,16 +103,18 @@ std::size_t row_scratch_size(const LogitDesign& d) { return d.binary() ? d.row_s
 
 // Row j from the design's table, or formed in `scratch` (row_scratch_size() values).
 RowView design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
-  const std::size_t L = d.L;
-  const double* row = d.table ? d.table->data() + j * d.row_size() : scratch.data();
-  if (!d.table) read_row(d, j, scratch.data(), scratch.data() + d.row_size());
-  RowView view{row, row + L, d.D > 0 ? row + L + (d.D - 1) * L : nullptr};
-  if (d.adjust) {
-    double* last = scratch.data() + 2 * d.row_size();
+  const std::size_t L = d.L, size = d.row_size();
+  const double* row = d.table ? d.table->data() + j * size : scratch.data();
+  if (!d.table) read_row(d, j, scratch.data(), scratch.data() + size);
+  const bool in_scratch = !d.table || size <= kCopiedRow;
+  if (d.adjust && !in_scratch) {
+    double* last = scratch.data() + 2 * size;
     d.adjust(j, last);
-    view.last = last;
+    return {row, row + L, last};
   }
-  return view;
+  if (d.adjust && d.table) row = std::copy_n(row, size, scratch.data()) - size;
+  if (d.adjust) d.adjust(j, scratch.data() + L + (d.D - 1) * L);
+  return {row, row + L, d.D > 0 ? row + L + (d.D - 1) * L : nullptr};
 }
 
 // Row j of a binary design as its differences: z_1 - z_0 at theta = 0, then x_1 - x_0 (1 + D values), from
@@ -233,37 +243,36 @@ class MatrixTerms {
 struct RowScratch {
   std::vector<double> row, prob, mu, weighted, outer;
   explicit RowScratch(const LogitDesign& d)
-      : row(row_scratch_size(d)), prob(d.L), mu(d.D), weighted(d.D * d.L), outer(d.D * d.D) {}
+      : row(row_scratch_size(d)), prob(d.L), mu(d.D), weighted((d.D + 1) * d.L), outer((d.D + 1) * (d.D + 1)) {}
 };
 
 // Row j's terms of objective()'s sums over the shared features, into `out`: log P_j(y_j), then with
 // `with_grad` the gradient terms mu - x_y (D) and the Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a,
 // D (D + 1) / 2 of them). The sums over the classes are the kernels' row products of the transposed
-// features (mu = P x, then (P x_a) . x_b for every pair), the features before the last and the last
-// apart. Leaves P_j in s.prob and mu in s.mu; returns the row, which the other parameters' terms read.
+// features (mu = P x, then (P x_a) . x_b for every pair). Leaves P_j in s.prob and mu in s.mu; returns the row, which the other parameters' terms read.
 RowView shared_terms(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta, std::size_t j,
                      int y, RowScratch& s, bool with_grad, double* out) {
   const std::size_t L = d.L, D = d.D;
   const RowView r = design_row(d, j, s.row);
   out[0] = row_probabilities(d, kern, theta, r, top_class(d, j), s.prob.data(), y);
   if (!with_grad || D == 0) return r;
-  std::fill(s.mu.begin(), s.mu.end(), 0.0);
-  kern.row_dots(s.prob.data(), L, 1, L, r.x, L, D - 1, s.mu.data());
-  kern.row_dots(s.prob.data(), L, 1, L, r.last, L, 1, s.mu.data() + D - 1);
-  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - r.feature(k, d)[static_cast<std::size_t>(y)];
+  // Rows P, then P x_a for each a, against the features: mu and (P x_a) . x_b from one product (two
+  // where the last feature is apart), [q first + b] for b < first, the last at [(D + 1) first + q].
+  const bool together = r.together(d);
+  const std::size_t first = together ? D : D - 1, Q = D + 1;
+  std::copy_n(s.prob.begin(), L, s.weighted.begin());
   for (std::size_t k = 0; k < D; ++k) {
     const double* xk = r.feature(k, d);
-    for (std::size_t c = 0; c < L; ++c) s.weighted[k * L + c] = s.prob[c] * xk[c];
+    for (std::size_t c = 0; c < L; ++c) s.weighted[(k + 1) * L + c] = s.prob[c] * xk[c];
   }
-  // (P x_a) . x_b: [a (D - 1) + b] for b < D - 1, then [D (D - 1) + a] for the last
   std::fill(s.outer.begin(), s.outer.end(), 0.0);
-  kern.row_dots(s.weighted.data(), L, D, L, r.x, L, D - 1, s.outer.data());
-  kern.row_dots(s.weighted.data(), L, D, L, r.last, L, 1, s.outer.data() + D * (D - 1));
+  kern.row_dots(s.weighted.data(), L, Q, L, r.x, L, first, s.outer.data());
+  if (!together) kern.row_dots(s.weighted.data(), L, Q, L, r.last, L, 1, s.outer.data() + Q * first);
+  auto sum = [&](std::size_t q, std::size_t b) { return b < first ? s.outer[q * first + b] : s.outer[Q * first + q]; };
+  for (std::size_t k = 0; k < D; ++k) s.mu[k] = sum(0, k);
+  for (std::size_t k = 0; k < D; ++k) out[1 + k] = s.mu[k] - r.feature(k, d)[static_cast<std::size_t>(y)];
   for (std::size_t a = 0, e = 0; a < D; ++a)
-    for (std::size_t b = 0; b <= a; ++b, ++e) {
-      const double pab = b + 1 < D ? s.outer[a * (D - 1) + b] : s.outer[D * (D - 1) + a];
-      out[1 + D + e] = pab - s.mu[a] * s.mu[b];
-    }
+    for (std::size_t b = 0; b <= a; ++b, ++e) out[1 + D + e] = sum(a + 1, b) - s.mu[a] * s.mu[b];
   return r;
 }
 
