@@ -29,7 +29,8 @@ std::size_t top_class(const LogitDesign& d, std::size_t j) { return d.top ? (*d.
 // class c at x[k L + c], so that the per-row sums over the classes run in vectors (at K = 1,000 they
 // were the pilot's time, in scalar code). A non-binary design's last feature is read from `last`: the
 // row's own, or the design's adjustment of it, written apart so that a row of the table is read in
-// place (copying each 56 KB row to rewrite one feature was 12% of a canonical estimate at K = 1,000).
+// place (copying each 56 KB row to rewrite one feature took 12% of a canonical estimate's samples at
+// K = 1,000).
 struct RowView {
   const double* offset;
   const double* x;
@@ -40,8 +41,8 @@ struct RowView {
   bool together(const LogitDesign& d) const { return d.D > 0 && last == x + (d.D - 1) * d.L; }
 };
 
-// Rows of at most this many values are copied to take their adjustment in place: for small K two
-// products a row cost more than the copy (canonical at K = 10, 6% of the estimate).
+// Rows of at most this many values are copied to take their adjustment in place, so that one product
+// takes all their features: at K = 10, rows read in two parts made a canonical estimate 5-8% slower.
 constexpr std::size_t kCopiedRow = 2048;
 
 // Row j's probabilities (softmax of its logits) under theta, its top class `t` (top_class()), from its
@@ -103,6 +104,7 @@ std::size_t row_scratch_size(const LogitDesign& d) { return d.binary() ? d.row_s
 
 // Row j from the design's table, or formed in `scratch` (row_scratch_size() values).
 RowView design_row(const LogitDesign& d, std::size_t j, std::vector<double>& scratch) {
+  ECEKDE_ASSERT(!d.adjust || (d.D > 0 && !d.binary()));
   const std::size_t L = d.L, size = d.row_size();
   const double* row = d.table ? d.table->data() + j * size : scratch.data();
   if (!d.table) read_row(d, j, scratch.data(), scratch.data() + size);
@@ -249,7 +251,8 @@ struct RowScratch {
 // Row j's terms of objective()'s sums over the shared features, into `out`: log P_j(y_j), then with
 // `with_grad` the gradient terms mu - x_y (D) and the Hessian terms sum_c P_c x_ca x_cb - mu_a mu_b (b <= a,
 // D (D + 1) / 2 of them). The sums over the classes are the kernels' row products of the transposed
-// features (mu = P x, then (P x_a) . x_b for every pair). Leaves P_j in s.prob and mu in s.mu; returns the row, which the other parameters' terms read.
+// features (mu = P x, then (P x_a) . x_b for every pair). Leaves P_j in s.prob and mu in s.mu; returns
+// the row, which the other parameters' terms read.
 RowView shared_terms(const LogitDesign& d, const TileKernels& kern, std::span<const double> theta, std::size_t j,
                      int y, RowScratch& s, bool with_grad, double* out) {
   const std::size_t L = d.L, D = d.D;
