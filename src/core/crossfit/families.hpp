@@ -151,11 +151,11 @@ LogitDesign canonical_design(const LabelledPoints& lp, const CheckedPredictions&
 // (the candidate's own after them at 0), its class biases where both have them, and the rest at 0.
 std::vector<double> extended_start(std::span<const double> theta, const LogitDesign& from, const LogitDesign& to);
 
-// Each fold's adjustment of the canonical design (LogitDesign::adjust): t_j from that fold's top-label
-// feature (input row order), log t - log s for the top class s and log(1 - t) - log(rest) for the others.
+// Each fold's adjustment of the canonical designs (LogitDesign::adjust: their last feature, the same for
+// every candidate): t_j from that fold's top-label feature (input row order), log t - log s for the top
+// class s and log(1 - t) - log(rest) for the others.
 std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
-    const LabelledPoints& lp, const CheckedPredictions& pred, const LogitDesign& design,
-    const std::vector<std::vector<double>>& features);
+    const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<std::vector<double>>& features);
 
 // The canonical pilot's top-label feature for each fold's fit: the one-dimensional problem's pilot fitted
 // without that fold, at every row (input row order). Not its kernel-corrected estimate: a row's

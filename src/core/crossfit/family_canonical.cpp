@@ -85,8 +85,7 @@ std::vector<double> extended_start(std::span<const double> theta, const LogitDes
 }
 
 std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
-    const LabelledPoints& lp, const CheckedPredictions& pred, const LogitDesign& design,
-    const std::vector<std::vector<double>>& features) {
+    const LabelledPoints& lp, const CheckedPredictions& pred, const std::vector<std::vector<double>>& features) {
   struct Top {
     std::size_t top;
     double log_s, log_rest;
@@ -100,7 +99,7 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
   }
   std::vector<std::function<void(std::size_t, double*)>> out;
   for (const std::vector<double>& feature : features)
-    out.emplace_back([&lp, &feature, tops, L = design.L](std::size_t j, double* last) {
+    out.emplace_back([&lp, &feature, tops, L = lp.classes](std::size_t j, double* last) {
       const Top& r = (*tops)[j];
       const double t = feature[lp.original[j]];
       const double up = safe_log(t, kFeatureFloor) - r.log_s, down = safe_log(1 - t, kFeatureFloor) - r.log_rest;

@@ -102,7 +102,7 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
   const LogitDesign structured = canonical_design(in.problems[0], in.pred, spline, K <= kMaxClassBiases);
   // Each fold's top-label adjustment (it writes the last feature of every class, the same L values in
   // every candidate's rows): formed once.
-  const auto adjust = top_label_adjustment(in.problems[0], in.pred, structured, features);
+  const auto adjust = top_label_adjustment(in.problems[0], in.pred, features);
   // Fits a design's pilot into pr from `start`; returns its first fold's parameters.
   auto fit = [&](Problem& pr, const LogitDesign& design, std::span<const double> start) {
     const FoldDesigns designs(design, adjust);
