@@ -15,8 +15,10 @@
 //      score of g;
 //   3. CE_p^p = E[(y - f) . phi_p(E[y|f] - f)] with phi_p(t) = sign(t) |t|^(p-1) (an identity, since
 //      E[y - f | f] = E[y|f] - f), estimated by the row mean of (e_{y_j} - f_j) . phi_p(g_j - f_j).
-// g_j does not depend on y_j, so the label noise of row j averages out instead of being counted as
-// miscalibration: on calibrated predictions the estimate has mean 0 at any bandwidth and any pilot.
+// Neither pi_j nor the kernel average reads y_j, so the label noise of row j averages out instead of being
+// counted as miscalibration, up to one path: a neighbour's pilot pi_i from another fold was fitted on
+// y_j, which biases a calibrated model's reading below 0 by the order of the pilot's leverage (P / n for
+// P parameters; docs/history.md, 7.21, measures it and a cure, fold-matched residuals, not yet shipped).
 //
 // The stages, each a room of crossfit/ (internal headers, namespace ecekde::detail), run in this order by
 // crossfit_estimate() below:
