@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/kernels.hpp"
+#include "core/numeric.hpp"
 #include "core/sweep.hpp"
 #include "ecekde/random.hpp"
 
@@ -364,6 +365,21 @@ TEST(Kernels, ClassRunSumsAreEachCopysClassSums) {
 // The Dirichlet kernel's log normaliser of every centre, a_i(h) = lgamma(sum_k x_ik / h + dim) -
 // sum_k lgamma(x_ik / h + 1), against that formula, and bitwise the same on any number of threads (n spans
 // several of its chunks). Points of a simplex with exact zeros, at bandwidths from 1e-3 to 10.
+// The Dirichlet normaliser's lgamma(1 + e) for small e (centre_offsets) by its series: within a few ulps of
+// std::lgamma over the whole range it serves, its end included, and exactly 0 at e = 0.
+TEST(Kernels, LgammaNearOneIsStdLgamma) {
+  EXPECT_EQ(ecekde::detail::lgamma_near_one(0.0), 0.0);
+  const double top = ecekde::detail::kNearOne;
+  for (int i = 1; i <= 20000; ++i) {
+    // evenly over [0, top] and geometrically down to 1e-300, as x / h + 1 - 1 takes them
+    for (double e : {top * i / 20000, top * std::pow(1e-300 / top, i / 20000.0)}) {
+      const double alpha = 1 + e, excess = alpha - 1;  // as centre_offsets forms it
+      const double plain = std::lgamma(alpha), fast = ecekde::detail::lgamma_near_one(excess);
+      ASSERT_NEAR(fast, plain, 4 * std::numeric_limits<double>::epsilon() * std::fabs(plain) + 1e-300) << "e " << excess;
+    }
+  }
+}
+
 TEST(Kernels, CentreOffsetsAreThePlainFormulaOnAnyThreads) {
   const std::size_t n = 5000, dim = 7;
   ecekde::Rng rng(31);
