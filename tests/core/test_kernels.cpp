@@ -362,9 +362,6 @@ TEST(Kernels, ClassRunSumsAreEachCopysClassSums) {
 
 }  // namespace
 
-// The Dirichlet kernel's log normaliser of every centre, a_i(h) = lgamma(sum_k x_ik / h + dim) -
-// sum_k lgamma(x_ik / h + 1), against that formula, and bitwise the same on any number of threads (n spans
-// several of its chunks). Points of a simplex with exact zeros, at bandwidths from 1e-3 to 10.
 // The Dirichlet normaliser's lgamma(1 + e) for small e (centre_offsets) by its series: within a few ulps of
 // std::lgamma over the whole range it serves, its end included, and exactly 0 at e = 0.
 TEST(Kernels, LgammaNearOneIsStdLgamma) {
@@ -380,6 +377,9 @@ TEST(Kernels, LgammaNearOneIsStdLgamma) {
   }
 }
 
+// The Dirichlet kernel's log normaliser of every centre, a_i(h) = lgamma(sum_k x_ik / h + dim) -
+// sum_k lgamma(x_ik / h + 1), against that formula, and bitwise the same on any number of threads (n spans
+// several of its chunks). Points of a simplex with exact zeros, at bandwidths from 1e-3 to 10.
 TEST(Kernels, CentreOffsetsAreThePlainFormulaOnAnyThreads) {
   const std::size_t n = 5000, dim = 7;
   ecekde::Rng rng(31);
