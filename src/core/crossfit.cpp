@@ -10,15 +10,16 @@
 //      each fold, and for marginal one pooled over its classes, each kept where it predicts the held-out
 //      labels better);
 //   2. the leave-one-out kernel estimate of E[y | f_j] as the pilot plus the kernel-smoothed residuals,
-//      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi_i) / sum_{i != j} w_ji (each component's correction
-//      kept only where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the leave-one-out Brier
-//      score of g;
+//      g_j = pi_j + sum_{i != j} w_ji (e_{y_i} - pi^(m)_i) / sum_{i != j} w_ji, each neighbour's residual
+//      under the model of row j's fold m (fold-matched residuals; each component's correction kept only
+//      where it exceeds its noise level, and shrunk there), the bandwidth chosen from a grid by the
+//      leave-one-out Brier score of g;
 //   3. CE_p^p = E[(y - f) . phi_p(E[y|f] - f)] with phi_p(t) = sign(t) |t|^(p-1) (an identity, since
 //      E[y - f | f] = E[y|f] - f), estimated by the row mean of (e_{y_j} - f_j) . phi_p(g_j - f_j).
-// Neither pi_j nor the kernel average reads y_j, so the label noise of row j averages out instead of being
-// counted as miscalibration, up to one path: a neighbour's pilot pi_i from another fold was fitted on
-// y_j, which biases a calibrated model's reading below 0 by the order of the pilot's leverage (P / n for
-// P parameters; docs/history.md, 7.21, measures it and a cure, fold-matched residuals, not yet shipped).
+// Neither pi_j nor the kernel average reads y_j, nor does any model behind them (fold m's never saw it), so
+// the label noise of row j averages out instead of being counted as miscalibration. With each neighbour's
+// own pilot pi_i instead, one from another fold had been fitted on y_j, which pulled g_j against y_j by
+// about the pilot's local leverage (docs/history.md, 7.21 and 7.22).
 //
 // The stages, each a room of crossfit/ (internal headers, namespace ecekde::detail), run in this order by
 // crossfit_estimate() below:
@@ -39,6 +40,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "core/crossfit/correction.hpp"
@@ -52,15 +54,30 @@
 
 namespace ecekde::detail {
 
-std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options) {
-  std::vector<std::vector<double>> out;
-  for (const Problem& pr : piloted_problems(in, options, nullptr)) {
-    const std::size_t n = pr.pilot.empty() ? 0 : pr.lp->points.n;  // owned: the other ranks' problems have none
-    std::vector<double> pilot(n * pr.depth);
+CrossfitPilots crossfit_pilots(const Prepared& in, const EstimateOptions& options) {
+  CrossfitPilots out;
+  out.fold_of = in.folds.empty() ? folds_of(in.pred, options.folds) : in.folds;
+  // A problem's values (n x depth, sorted order) in input row order.
+  auto in_input_order = [](const Problem& pr, std::span<const double> sorted) {
+    const std::size_t n = pr.lp->points.n;
+    std::vector<double> values(n * pr.depth);
     for (std::size_t j = 0; j < n; ++j)
-      std::copy_n(pr.pilot.begin() + static_cast<std::ptrdiff_t>(j * pr.depth), pr.depth,
-                  pilot.begin() + static_cast<std::ptrdiff_t>(pr.lp->original[j] * pr.depth));
-    out.push_back(std::move(pilot));
+      std::copy_n(sorted.begin() + static_cast<std::ptrdiff_t>(j * pr.depth), pr.depth,
+                  values.begin() + static_cast<std::ptrdiff_t>(pr.lp->original[j] * pr.depth));
+    return values;
+  };
+  for (const Problem& pr : piloted_problems(in, options, nullptr)) {
+    out.held_out.emplace_back();
+    out.models.emplace_back();
+    if (pr.pilot.empty()) continue;  // owned: another rank's problem
+    out.held_out.back() = in_input_order(pr, pr.pilot);
+    const std::size_t block = pr.lp->points.n * pr.depth;
+    std::vector<double> models(pr.folds.count * block);
+    pr.folds.predict(0, pr.folds.count, models, pr.depth, in.plan.threads);
+    for (std::size_t f = 0; f < pr.folds.count; ++f) {
+      const std::vector<double> model = in_input_order(pr, std::span<const double>(models).subspan(f * block, block));
+      out.models.back().insert(out.models.back().end(), model.begin(), model.end());
+    }
   }
   return out;
 }

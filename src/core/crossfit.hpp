@@ -16,10 +16,15 @@ struct RingLayout;
 /// `ring` (own_rows: canonical only), `in` holds this rank's rows, and the estimate is over all ranks'.
 Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, const RingLayout* ring = nullptr);
 
-/// The cross-fitted pilot of every kernel problem of `in`, in input row order (n x K for canonical, n
-/// values for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.
-/// Owned problems (SweepPlan::owned_problems): the other ranks' problems' pilots are empty.
-std::vector<std::vector<double>> crossfit_pilots(const Prepared& in, const EstimateOptions& options);
+/// The cross-fitted pilots of every kernel problem of `in`, in input row order (n x K values for canonical,
+/// n for one-dimensional problems): the part of the estimate that is not a sweep, for the oracle test.
+/// Owned problems (SweepPlan::owned_problems): the other ranks' problems' are empty.
+struct CrossfitPilots {
+  std::vector<std::vector<double>> held_out;  // per problem: each row's pilot, fitted without its fold
+  std::vector<std::vector<double>> models;    // per problem: each fold's model at every row, fold after fold
+  std::vector<std::size_t> fold_of;           // each input row's fold
+};
+CrossfitPilots crossfit_pilots(const Prepared& in, const EstimateOptions& options);
 
 /// Each input row's crossfit fold (of `folds`), from a hash of the row's probabilities (each rounded to
 /// float, so that float32 and float64 copies of a prediction agree) and, among rows with the same

@@ -76,13 +76,15 @@ RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows
   const std::size_t R = rows.size();
   RowSubset out;
   out.self = positions_of(lp, rows);
-  std::vector<double> picked(R * x.dim);
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t k = 0; k < x.dim; ++k) picked[r * x.dim + k] = x.x(out.self[r], k);
-  out.points = KernelPoints::from_rows(picked.data(), R, x.dim);
+  out.points.n = R;
+  out.points.dim = x.dim;
+  out.points.x_t.resize(x.dim * R);
+  for (std::size_t k = 0; k < x.dim; ++k)
+    for (std::size_t r = 0; r < R; ++r) out.points.x_t[k * R + r] = x.x(out.self[r], k);
   // The rows' logarithms as the points hold them, not recomputed: the crossfit corrections' points carry
   // theirs floored at kFeatureFloor (crossfit.cpp), and a subset of rows recomputed from x read exact
   // zeros at 1e-308 (its criterion and its row mean over a subset, where rows x n x K is large).
+  out.points.log_x.resize(R * x.dim);
   for (std::size_t r = 0; r < R; ++r)
     std::copy_n(x.log_x.begin() + static_cast<std::ptrdiff_t>(out.self[r] * x.dim), x.dim,
                 out.points.log_x.begin() + static_cast<std::ptrdiff_t>(r * x.dim));

@@ -465,6 +465,26 @@ void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::s
   }
 }
 
+void predict_logit_each(std::span<const LogitDesign> designs, const TileKernels& kernels,
+                        std::span<const std::vector<double>> theta, std::span<const std::size_t> rows,
+                        std::span<double* const> out) {
+  ECEKDE_ASSERT(!designs.empty() && theta.size() == designs.size() && out.size() == designs.size());
+  const LogitDesign& first = designs[0];
+  std::vector<double> scratch(row_scratch_size(first));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t j = rows[i];
+    const RowView row = design_row(first, j, scratch);
+    // An adjusted row's last feature is in scratch (design_row()): each design rewrites it there.
+    double* last = first.adjust ? scratch.data() + (row.last - scratch.data()) : nullptr;
+    ECEKDE_ASSERT(!last || (last >= scratch.data() && last < scratch.data() + scratch.size()));
+    for (std::size_t f = 0; f < designs.size(); ++f) {
+      const LogitDesign& d = designs[f];
+      if (f > 0 && last) d.adjust(j, last);
+      row_probabilities(d, kernels, theta[f], row, top_class(d, j), out[f] + i * d.L, -1);
+    }
+  }
+}
+
 void cache_rows(LogitDesign& design, std::size_t n, std::size_t max_values, int threads) {
   const std::size_t size = design.row_size();
   ECEKDE_ASSERT(!design.adjust || !design.binary());

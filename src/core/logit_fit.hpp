@@ -75,4 +75,11 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
 void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
                    std::span<const std::size_t> rows, double* out);
 
+/// predict_logit() of several designs that differ only in their adjustment (LogitDesign::adjust: the
+/// canonical pilot's folds), each under its own parameters: each row is formed once for all of them.
+/// Writes P_j under designs[f] and theta[f] into out[f][i L, (i + 1) L); bitwise predict_logit()'s.
+void predict_logit_each(std::span<const LogitDesign> designs, const TileKernels& kernels,
+                        std::span<const std::vector<double>> theta, std::span<const std::size_t> rows,
+                        std::span<double* const> out);
+
 }  // namespace ecekde::detail

@@ -65,10 +65,15 @@ inline constexpr std::size_t kProblemsPerThread = 4;
 /// rank takes its share of the problems. Few problems go one after another, each swept on all threads and
 /// ranks. Returns the problems this rank computed: every problem unless they were split across ranks
 /// (then the caller combines the results, zero where another rank computed them).
+/// Whether for_each_problem() takes the problems one after another, each on every thread and rank.
+inline bool problems_in_turn(std::size_t count, const SweepPlan& plan) {
+  const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
+  return !plan.owned_problems && count < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks;
+}
+
 template <class Each>
 Share for_each_problem(std::size_t count, const SweepPlan& plan, Each each) {
-  const std::size_t ranks = plan.communicator ? static_cast<std::size_t>(plan.communicator->size()) : 1;
-  if (!plan.owned_problems && count < kProblemsPerThread * static_cast<std::size_t>(plan.threads) * ranks) {
+  if (problems_in_turn(count, plan)) {
     for (std::size_t q = 0; q < count; ++q) each(q, plan);
     return {0, count};
   }

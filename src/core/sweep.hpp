@@ -87,6 +87,9 @@ struct SweepPlan {
 /// A reducer that needs another tile height says so by a member tile_rows(). Results do not depend on it.
 inline constexpr std::size_t kRowTile = 16, kWideRowTile = 128, kWideDim = 64;
 
+/// A sweep of few rows cuts them into at least this many tasks (sweep_blocks()).
+inline constexpr std::size_t kMinTasks = 8;
+
 template <class Reducer>
 std::size_t row_tile(const Reducer& reducer, std::size_t dim, std::size_t block) {
   if constexpr (requires { reducer.tile_rows(); })
@@ -159,7 +162,12 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
       1, comm ? std::min(largest_share, plan.record_bytes / (sizeof(double) * width * static_cast<std::size_t>(ranks)))
               : n);
   const std::size_t rounds = (largest_share + round_rows - 1) / round_rows;
-  const std::size_t most_tasks = (std::min(round_rows, mine.size()) + block - 1) / block;
+  // Rows per task: `block`, or fewer in a sweep of few rows, so that it still makes kMinTasks tasks (a
+  // fold's share of the crossfit criterion's rows, 400 at n = 10,000, K = 1,000, ran on one thread). From
+  // n alone, so that no row's tiles depend on the thread count; the centre tiles stay `block` wide.
+  const std::size_t task_rows =
+      std::min(block, std::max(tile_rows, (n / kMinTasks + tile_rows - 1) / tile_rows * tile_rows));
+  const std::size_t most_tasks = (std::min(round_rows, mine.size()) + task_rows - 1) / task_rows;
   const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(plan.threads), std::max<std::size_t>(most_tasks, 1)));
   // A tile is never wider than the centres nor taller than the rows: the scratch of a small sweep (the
   // ring's passes, a bootstrap's copies) is allocated and cleared for what it uses, not for the block.
@@ -178,11 +186,11 @@ void sweep_blocks(const Dot* row_side, const Dot* centre_side, std::size_t n, st
     // Alone, each row is finished as soon as it is done; split, its record goes to the round's buffer.
     double* own_records = comm ? records.data() + static_cast<std::size_t>(comm->rank()) * round_rows * width : nullptr;
     std::fill(records.begin(), records.end(), 0.0);
-    parallel_for((last - first + block - 1) / block, workers, [&](std::size_t task, int worker) {
+    parallel_for((last - first + task_rows - 1) / task_rows, workers, [&](std::size_t task, int worker) {
       auto& s = per_worker.scratch(worker);
       Dot* d = per_worker.dots(worker);
-      const std::size_t r_end = std::min(last, first + (task + 1) * block);
-      for (std::size_t r0 = first + task * block; r0 < r_end; r0 += tile_rows) {
+      const std::size_t r_end = std::min(last, first + (task + 1) * task_rows);
+      for (std::size_t r0 = first + task * task_rows; r0 < r_end; r0 += tile_rows) {
         const std::size_t nr = std::min(tile_rows, r_end - r0);
         reducer.begin(s, r0, nr);
         for (std::size_t c0 = 0; c0 < m; c0 += block) {

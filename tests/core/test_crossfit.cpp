@@ -96,12 +96,16 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
   return out;
 }
 
-// Row j's corrected estimate g_j (depth values) of a problem at bandwidth h, from the formula:
-// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi_i) / sum_{i != j} w_ji),
+// Row j's corrected estimate g_j (depth values) of problem q at bandwidth h, from the formula:
+// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi^(m)_i) / sum_{i != j} w_ji),
 // shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s = sqrt(pi (1 - pi) / N),
-// N = (sum w)^2 / sum w^2, else 0.
-std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& pi, std::size_t j, double h) {
+// N = (sum w)^2 / sum w^2, else 0. pi_j is row j's own pilot, pi^(m)_i the model of row j's fold m at
+// centre i (fold-matched residuals: no model that saw y_j enters g_j).
+std::vector<double> plain_g(const PlainProblem& pr, const ecekde::detail::CrossfitPilots& pilots, std::size_t q,
+                            std::size_t j, double h) {
   const std::size_t n = pr.x.size() / pr.dim;
+  const std::vector<double>& pi = pilots.held_out[q];
+  const double* model = pilots.models[q].data() + pilots.fold_of[j] * n * pr.depth;
   std::vector<double> logw(n);
   for (std::size_t i = 0; i < n; ++i)
     logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
@@ -116,7 +120,7 @@ std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& p
     const double w = std::exp(logw[i] - top);
     den += w;
     squares += w * w;
-    for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - pi[i * pr.depth + l]);
+    for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - model[i * pr.depth + l]);
   }
   for (std::size_t l = 0; l < pr.depth; ++l) {
     const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
@@ -132,7 +136,7 @@ std::vector<double> plain_g(const PlainProblem& pr, const std::vector<double>& p
 // row when empty); the variance of the influence terms over n, plus, for m < n rows, the subsampling's
 // (1 - m / n) var(t) / m.
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
-                                         const std::vector<std::vector<double>>& pilots,
+                                         const ecekde::detail::CrossfitPilots& pilots,
                                          std::vector<std::size_t> rows = {}) {
   const std::size_t n = d.n;
   if (rows.empty()) {
@@ -147,7 +151,7 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
     const PlainProblem& pr = problems[q];
     for (std::size_t r = 0; r < m; ++r) {
       const std::size_t j = rows[r];
-      const std::vector<double> g = plain_g(pr, pilots[q], j, h);
+      const std::vector<double> g = plain_g(pr, pilots, q, j, h);
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
         const double f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
@@ -171,7 +175,8 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
 
 // The bandwidth criterion from the formula: minus the mean leave-one-out Brier score sum_l (t_jl - g_jl)^2
 // over the rows `rows` (every row when empty), summed over the problems.
-double plain_criterion(const oracle::Data& d, CalibrationType type, double h, const std::vector<std::vector<double>>& pilots,
+double plain_criterion(const oracle::Data& d, CalibrationType type, double h,
+                       const ecekde::detail::CrossfitPilots& pilots,
                        std::vector<std::size_t> rows = {}) {
   if (rows.empty()) {
     rows.resize(d.n);
@@ -183,7 +188,7 @@ double plain_criterion(const oracle::Data& d, CalibrationType type, double h, co
     const PlainProblem& pr = problems[q];
     double brier = 0;
     for (std::size_t j : rows) {
-      const std::vector<double> g = plain_g(pr, pilots[q], j, h);
+      const std::vector<double> g = plain_g(pr, pilots, q, j, h);
       for (std::size_t l = 0; l < pr.depth; ++l) brier += (pr.t[j * pr.depth + l] - g[l]) * (pr.t[j * pr.depth + l] - g[l]);
     }
     score -= brier / static_cast<double>(rows.size());
@@ -634,7 +639,8 @@ TEST(Crossfit, PilotsLearnFromASampleOfRowsAtLargeN) {
 // feature (the canonical pilot's top-label feature is itself a fit, made without the same fold) or a
 // threshold (the step candidate's, found on the fold's training rows). Changing one fold's labels leaves
 // that fold's pilots as they were (to the rounding of the fits' sums, which follow the label-sorted order)
-// and moves the others'. Checked for every family of pilot apart (SweepPlan::pilot): the choice between
+// and moves the others'. The same holds for the fold's model at every row, which its rows' corrections
+// read their neighbours' residuals under (fold-matched residuals), and a row's pilot is its fold's model. Checked for every family of pilot apart (SweepPlan::pilot): the choice between
 // them reads every row's held-out log-loss, so a fold's labels can change which family is kept (one
 // choice per estimate, as choosing by cross-validation does).
 TEST(Crossfit, AFoldsPilotsNeverSeeItsLabels) {
@@ -663,18 +669,31 @@ TEST(Crossfit, AFoldsPilotsNeverSeeItsLabels) {
             return ecekde::detail::crossfit_pilots(in, o);
           };
           const auto before = pilots_of(d), after = pilots_of(relabelled);
-          ASSERT_EQ(before.size(), after.size());
-          double held = 0, others = 0;
-          for (std::size_t q = 0; q < before.size(); ++q) {
-            const std::size_t depth = before[q].size() / d.n;
-            for (std::size_t v = 0; v < before[q].size(); ++v)
+          ASSERT_EQ(before.held_out.size(), after.held_out.size());
+          ASSERT_EQ(before.fold_of, folds);
+          double held = 0, others = 0, model = 0, other_models = 0;
+          for (std::size_t q = 0; q < before.held_out.size(); ++q) {
+            const std::vector<double> &was = before.held_out[q], &is = after.held_out[q];
+            const std::size_t depth = was.size() / d.n;
+            for (std::size_t v = 0; v < was.size(); ++v)
               (folds[v / depth] == 2 ? held : others) =
-                  std::max(folds[v / depth] == 2 ? held : others, std::fabs(before[q][v] - after[q][v]));
+                  std::max(folds[v / depth] == 2 ? held : others, std::fabs(was[v] - is[v]));
+            // Fold 2's model at every row (the residuals that fold's rows are corrected with), and the others'.
+            ASSERT_EQ(before.models[q].size(), 5 * was.size());
+            for (std::size_t v = 0; v < before.models[q].size(); ++v) {
+              double& gap = v / was.size() == 2 ? model : other_models;
+              gap = std::max(gap, std::fabs(before.models[q][v] - after.models[q][v]));
+            }
+            // A row's own pilot is its fold's model there.
+            for (std::size_t v = 0; v < was.size(); ++v)
+              EXPECT_NEAR(before.models[q][folds[v / depth] * was.size() + v], was[v], 1e-12);
           }
           const std::string at = "K " + std::to_string(k) + " " + std::string(ecekde::to_string(type)) + " " +
                                  family + ", " + std::to_string(negatives) + " negative pairs";
           EXPECT_LT(held, 1e-9) << at;
           EXPECT_GT(others, 1e-4) << at;
+          EXPECT_LT(model, 1e-9) << at;
+          EXPECT_GT(other_models, 1e-4) << at;
         }
     }
   }
@@ -874,7 +893,7 @@ TEST(Crossfit, AStepCandidateFollowsAJumpInTheMap) {
     truths += truth;
     // The pilot rises by most of the jump (0.6) across it.
     const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), o.type, false, o.execution, true);
-    const std::vector<double> pilot = ecekde::detail::crossfit_pilots(in, o)[0];
+    const std::vector<double> pilot = ecekde::detail::crossfit_pilots(in, o).held_out[0];
     std::array<double, 2> sum{}, count{};
     for (std::size_t j = 0; j < d.n; ++j)
       if (std::fabs(d.f[j] - 0.5) < 0.05) sum[d.f[j] > 0.5] += pilot[j], ++count[d.f[j] > 0.5];
@@ -932,7 +951,7 @@ TEST(Crossfit, SaturatedProbabilitiesTakeTheLevelTheirLabelsShow) {
     SCOPED_TRACE(ecekde::to_string(type));
     const ecekde::EstimateOptions o = options(type, std::nullopt, 1.0);
     const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
-    const auto pilots = ecekde::detail::crossfit_pilots(in, o);
+    const auto pilots = ecekde::detail::crossfit_pilots(in, o).held_out;
     double level = 0, zeros = 0;
     for (std::size_t j = 0; j < d.n; ++j)
       for (std::size_t c = 0; c < d.k; ++c)
@@ -956,9 +975,9 @@ TEST(Crossfit, ASampledPooledPilotFollowsTheFullOne) {
   testdata::mix_with_uniform(d, 0.3, 16);
   const ecekde::EstimateOptions o = options(CalibrationType::marginal, std::nullopt, 1.0);
   auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), CalibrationType::marginal, false, o.execution, true);
-  const auto full = ecekde::detail::crossfit_pilots(in, o);
+  const auto full = ecekde::detail::crossfit_pilots(in, o).held_out;
   in.plan.pooled_negatives = 1000;  // of 4,400
-  const auto sampled = ecekde::detail::crossfit_pilots(in, o);
+  const auto sampled = ecekde::detail::crossfit_pilots(in, o).held_out;
   double largest = 0, mean = 0, count = 0;
   for (std::size_t c = 0; c < full.size(); ++c)
     for (std::size_t j = 0; j < d.n; ++j) {
@@ -972,7 +991,7 @@ TEST(Crossfit, ASampledPooledPilotFollowsTheFullOne) {
       auto owned = in;
       owned.plan.communicator = &comm;
       owned.plan.owned_problems = true;
-      const auto pilots = ecekde::detail::crossfit_pilots(owned, o);
+      const auto pilots = ecekde::detail::crossfit_pilots(owned, o).held_out;
       const ecekde::detail::Share mine = ecekde::detail::share_of(d.k, &comm);
       for (std::size_t c = mine.begin; c < mine.end; ++c)
         EXPECT_EQ(pilots[c], sampled[c]) << "class " << c << ", " << ranks << " ranks";

@@ -51,13 +51,28 @@ Corrected evaluated(const Problem& pr, std::vector<std::size_t> self) {
   return out;
 }
 
-std::vector<double> residuals_of(const Problem& pr) {
-  const std::size_t n = pr.lp->points.n, depth = pr.depth;
-  std::vector<double> residuals(payload_stride(depth) * n, 0.0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t l = 0; l < depth; ++l)
-      residuals[payload_index(i, l, depth)] = pr.target(i, l) - pr.pilot[i * depth + l];
+Residuals fold_residuals(const Problem& pr, std::size_t first, std::size_t folds, int threads) {
+  ECEKDE_ASSERT(pr.folds.fitted());
+  const std::size_t n = pr.lp->points.n, depth = pr.depth, stride = payload_stride(depth);
+  Residuals residuals(folds * n * stride);  // the pilots, then in place their residuals and zero padding
+  pr.folds.predict(first, folds, residuals, stride, threads);
+  constexpr std::size_t kChunk = 1024;
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(folds * chunks, threads, [&](std::size_t task, int) {
+    const std::size_t f = task / chunks, begin = task % chunks * kChunk;
+    for (std::size_t i = begin; i < std::min(n, begin + kChunk); ++i) {
+      double* r = residuals.data() + f * n * stride + payload_index(i, 0, depth);
+      for (std::size_t l = 0; l < depth; ++l) r[l] = pr.target(i, l) - r[l];
+      std::fill(r + depth, r + stride, 0.0);
+    }
+  });
   return residuals;
+}
+
+std::vector<std::vector<std::size_t>> fold_groups(const Problem& pr, std::span<const std::size_t> self) {
+  std::vector<std::vector<std::size_t>> groups(pr.folds.count);
+  for (std::size_t q = 0; q < self.size(); ++q) groups[pr.folds.fold_of[self[q]]].push_back(q);
+  return groups;
 }
 
 double corrected_squared_error(const Problem& pr, std::size_t j, double den, double squares, const double* acc) {
@@ -93,21 +108,57 @@ double brier(const Problem& pr, const Corrected& c, Communicator* ranks, std::si
 
 namespace {
 
-// What correct() reads of a problem at every bandwidth: the centres' residuals, the evaluated rows with
-// their points when they are a subset (empty: every row), and the centres' score tree when the caller
-// keeps one, with the rows in the order its interpolation reads them. Formed once for a grid of bandwidths.
+// Whether a problem's sweeps go by the score tree (sweep()): then a caller sweeping it at several
+// bandwidths builds the tree once, and its rows read every fold's residuals from one payload.
+bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansions && pr.lp->points.dim == 2; }
+
+// What correct() reads of a problem at every bandwidth: the evaluated rows with their points when they are
+// a subset (empty: every row), the centres' score tree when the caller keeps one, with the rows in the
+// order its interpolation reads them, and the centres' residuals where they are formed once for every
+// bandwidth: for the score tree every fold's as the columns of one payload (fold m's value l at column
+// m depth + l), for the pair sweeps every fold's block after another (fold_residuals(); a canonical
+// problem's where the caller formed them, fit_corrections(), else fold by fold in each sweep).
 struct CorrectionInputs {
-  std::vector<double> residuals;
   RowSubset subset;
   const ScoreTree* tree = nullptr;
   std::vector<std::uint32_t> order;
+  Residuals formed;                    // the residuals where formed here
+  std::span<const double> residuals;  // formed, or the caller's
 };
 
-CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows,
-                                   const ScoreTree* tree = nullptr) {
-  CorrectionInputs in{residuals_of(pr), rows.empty() ? RowSubset{} : row_subset(*pr.lp, rows), tree, {}};
+CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows, const SweepPlan& plan,
+                                   const ScoreTree* tree = nullptr, std::span<const double> residuals = {}) {
+  // The rows' points for the score tree, which sweeps them together; the pair sweeps take each fold's apart.
+  const bool tree_sweep = uses_tree(pr, plan);
+  CorrectionInputs in{{}, tree, {}, {}, residuals};
+  if (!rows.empty()) {
+    if (tree_sweep) in.subset = row_subset(*pr.lp, rows);
+    else in.subset.self = positions_of(*pr.lp, rows);
+  }
   if (tree) in.order = ScoreTree::grid_order(rows.empty() ? pr.lp->points : in.subset.points);
+  const std::size_t folds = pr.folds.count, n = pr.lp->points.n, depth = pr.depth;
+  if (tree_sweep) {
+    const Residuals blocks = fold_residuals(pr, 0, folds, plan.threads);
+    const std::size_t block = payload_stride(depth) * n, width = folds * depth;
+    in.formed.assign(payload_stride(width) * n, 0.0);
+    for (std::size_t f = 0; f < folds; ++f)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t l = 0; l < depth; ++l)
+          in.formed[payload_index(i, f * depth + l, width)] = blocks[f * block + payload_index(i, l, depth)];
+  } else if (residuals.empty() && depth == 1) {
+    in.formed = fold_residuals(pr, 0, folds, plan.threads);
+  }
+  if (!in.formed.empty()) in.residuals = in.formed;
   return in;
+}
+
+// Fold m's residuals for a pair sweep: the inputs' block, or formed here.
+std::span<const double> residuals_of_fold(const Problem& pr, const CorrectionInputs& in, std::size_t m,
+                                          Residuals& formed, int threads) {
+  const std::size_t block = payload_stride(pr.depth) * pr.lp->points.n;
+  if (!in.residuals.empty()) return std::span<const double>(in.residuals).subspan(m * block, block);
+  formed = fold_residuals(pr, m, 1, threads);
+  return formed;
 }
 
 Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan) {
@@ -120,13 +171,31 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
     double* g = out.g.data() + q * depth;
     out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
   };
-  if (in.subset.self.empty()) {
-    sweep(lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, {}, in.tree, in.order));
-  } else {
-    sweep(in.subset.points, lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, in.residuals, depth, finish, in.subset.self, in.tree,
-                      in.order));
+  if (uses_tree(pr, plan)) {  // every fold's residuals in one payload, each row reading its own fold's
+    auto own_fold = [&](std::size_t q, double den, double squares, const double* acc) {
+      finish(q, den, squares, acc + pr.folds.fold_of[out.self[q]] * depth);
+    };
+    const PayloadSums sums(*plan.kernels, offsets, 1 / h, in.residuals, pr.folds.count * depth, own_fold,
+                           in.subset.self, in.tree, in.order);
+    if (in.subset.self.empty()) sweep(lp.points, plan, sums);
+    else sweep(in.subset.points, lp.points, plan, sums);
+    return out;
+  }
+  // Each fold's rows against every centre with that fold's residuals: the pairs of one sweep.
+  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, out.self);
+  Residuals formed;
+  for (std::size_t m = 0; m < groups.size(); ++m) {
+    const std::vector<std::size_t>& group = groups[m];
+    if (group.empty()) continue;
+    std::vector<std::size_t> rows(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) rows[k] = lp.original[out.self[group[k]]];
+    const RowSubset subset = row_subset(lp, rows);
+    auto in_group = [&](std::size_t k, double den, double squares, const double* acc) {
+      finish(group[k], den, squares, acc);
+    };
+    sweep(subset.points, lp.points, plan,
+          PayloadSums(*plan.kernels, offsets, 1 / h, residuals_of_fold(pr, in, m, formed, plan.threads), depth,
+                      in_group, subset.self));
   }
   return out;
 }
@@ -148,46 +217,63 @@ struct CriterionCorrections {
 };
 constexpr std::size_t kMaxKeptCorrections = std::size_t{1} << 25;  // 256 MB
 
+// Doubles of every fold's residuals kept through a canonical fit (fit_corrections()): 400 MB at n = 10,000,
+// K = 1,000, where forming them once, each row's design for every fold at once, instead of fold by fold in
+// each of its two sweeps took the estimate from 12.0 s to 10.8 s (docs/history.md, 7.22).
+constexpr std::size_t kMaxFoldResiduals = std::size_t{1} << 26;
+
 // The mean leave-one-out Brier score of the corrections at every bandwidth of `grid`, over the input rows
 // `rows` (all when empty), from one sweep whose tiles of dot products all bandwidths share (SharedDots):
 // bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections unless `keep` asks
 // for them. For the canonical problem at K = 1,000 the dot products are half of each sweep
 // (docs/benchmarks.md).
 std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
-                                 const SweepPlan& plan, CriterionCorrections* keep = nullptr) {
+                                 std::span<const double> residuals, const SweepPlan& plan,
+                                 CriterionCorrections* keep = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
-  const std::vector<double> residuals = residuals_of(pr);
-  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(lp, rows);
-  const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
+  const std::vector<std::size_t> self = rows.empty() ? evaluated_rows(pr, {}) : positions_of(lp, rows);
   std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
+  for (std::size_t b = 0; b < grid.size(); ++b) {
+    lp.points.centre_offsets(grid[b], offsets[b], plan.threads);
+    terms[b].assign(self.size(), 0.0);
+  }
   if (keep) {
     keep->self = self;
     keep->g.assign(grid.size(), std::vector<double>(self.size() * depth));
     keep->neighbours.assign(grid.size(), std::vector<double>(self.size()));
   }
-  auto part = [&](std::size_t b) {
-    lp.points.centre_offsets(grid[b], offsets[b], plan.threads);
-    terms[b].assign(self.size(), 0.0);
-    double* g = keep ? keep->g[b].data() : nullptr;
-    double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
-    auto finish = [&pr, &self, out = terms[b].data(), g, neighbours, depth](std::size_t q, double den, double squares,
-                                                                             const double* acc) {
-      if (!g) {
-        out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
-        return;
-      }
-      double* gq = g + q * depth;
-      neighbours[q] = corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
-      out[q] = squared_error(pr, self[q], gq);
+  // Each fold's rows against every centre with that fold's residuals (fold-matched, correct()).
+  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, self);
+  for (std::size_t m = 0; m < groups.size(); ++m) {
+    const std::vector<std::size_t>& group = groups[m];
+    if (group.empty()) continue;
+    const std::size_t block = payload_stride(depth) * n;
+    const Residuals formed = residuals.empty() ? fold_residuals(pr, m, 1, plan.threads) : Residuals{};
+    const std::span<const double> own = residuals.empty() ? std::span<const double>(formed) : residuals.subspan(m * block, block);
+    std::vector<std::size_t> input_rows(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) input_rows[k] = lp.original[self[group[k]]];
+    const RowSubset subset = row_subset(lp, input_rows);
+    auto part = [&](std::size_t b) {
+      double* g = keep ? keep->g[b].data() : nullptr;
+      double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
+      auto finish = [&pr, &self, &group, out = terms[b].data(), g, neighbours, depth](
+                        std::size_t k, double den, double squares, const double* acc) {
+        const std::size_t q = group[k];
+        if (!g) {
+          out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+          return;
+        }
+        double* gq = g + q * depth;
+        neighbours[q] = corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
+        out[q] = squared_error(pr, self[q], gq);
+      };
+      return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], own, depth, finish, subset.self);
     };
-    return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], residuals, depth, finish, subset.self);
-  };
-  std::vector<decltype(part(0))> parts;
-  for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
-  const SharedDots together(std::move(parts));
-  if (rows.empty()) sweep(lp.points, plan, together);
-  else sweep(subset.points, lp.points, plan, together);
+    std::vector<decltype(part(0))> parts;
+    for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
+    sweep(subset.points, lp.points, plan, SharedDots(std::move(parts)));
+  }
   std::vector<double> scores;
   for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
   return scores;
@@ -197,7 +283,7 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
 // scored the row, the others swept (correct()).
 Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid, std::size_t b,
                               const CriterionCorrections& kept, std::span<const std::size_t> rows,
-                              const SweepPlan& plan) {
+                              std::span<const double> residuals, const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t depth = pr.depth;
   Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(lp, rows));
@@ -216,7 +302,7 @@ Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid
     out.neighbours[q] = kept.neighbours[b][k];
   }
   if (missing.empty()) return out;
-  const Corrected swept = correct(pr, grid[b], correction_inputs(pr, missing), plan);
+  const Corrected swept = correct(pr, grid[b], correction_inputs(pr, missing, plan, nullptr, residuals), plan);
   for (std::size_t m = 0; m < missing.size(); ++m) {
     std::copy_n(swept.g.begin() + static_cast<std::ptrdiff_t>(m * depth), depth,
                 out.g.begin() + static_cast<std::ptrdiff_t>(missing_at[m] * depth));
@@ -225,17 +311,13 @@ Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid
   return out;
 }
 
-// Whether a problem's sweeps go by the score tree (sweep()): then a caller sweeping it at several
-// bandwidths builds the tree once.
-bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansions && pr.lp->points.dim == 2; }
-
 // correct() for every problem at one bandwidth. The sums do not depend on how the problems are split.
 std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double h, std::span<const std::size_t> rows,
                                    const SweepPlan& plan) {
   std::vector<Corrected> out(problems.size());
   const Share mine = for_each_problem(
       problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
-        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows), own);
+        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows, own), own);
       });
   if (mine.size() == problems.size() || plan.owned_problems) return out;  // owned: the others' stay empty
   for (std::size_t q = 0; q < problems.size(); ++q)
@@ -260,7 +342,7 @@ std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
-    const CorrectionInputs in = correction_inputs(pr, rows, tree ? &*tree : nullptr);
+    const CorrectionInputs in = correction_inputs(pr, rows, own, tree ? &*tree : nullptr);
     for (std::size_t b = 0; b < B; ++b)
       scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own));
   });
@@ -301,7 +383,14 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   std::optional<CriterionCorrections> kept;
   if (shared && !plan.communicator && grid.size() * rows.size() * problems.front().depth <= kMaxKeptCorrections)
     kept.emplace();
-  const std::vector<double> briers = shared ? brier_scores(problems.front(), grid, criterion, plan, kept ? &*kept : nullptr)
+  // The shared sweep's problem (canonical): every fold's residuals formed once for the criterion and the
+  // final corrections, where they take at most kMaxFoldResiduals doubles (else fold by fold in each).
+  const Problem& front = problems.front();
+  const std::size_t residual_values = front.folds.count * payload_stride(front.depth) * n;
+  const Residuals residuals =
+      shared && residual_values <= kMaxFoldResiduals ? fold_residuals(front, 0, front.folds.count, plan.threads)
+                                                     : Residuals{};
+  const std::vector<double> briers = shared ? brier_scores(front, grid, criterion, residuals, plan, kept ? &*kept : nullptr)
                                             : brier_grid(problems, grid, criterion, plan);
   std::size_t best = 0;
   for (std::size_t b = 0; b < grid.size(); ++b) {
@@ -316,7 +405,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   }
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  if (kept) fit.corrected = {correct_beside_kept(problems.front(), grid, best, *kept, mean, plan)};
+  if (kept) fit.corrected = {correct_beside_kept(front, grid, best, *kept, mean, residuals, plan)};
   else fit.corrected = correct_all(problems, grid[best], mean, plan);
   return fit;
 }

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/crossfit/problem.hpp"
@@ -42,7 +45,8 @@ inline constexpr std::size_t kMinMeanRows = 10000;
 std::size_t mean_row_limit(std::size_t mean_rows, std::size_t n, std::size_t k, bool one_dimensional);
 
 // The leave-one-out corrected estimate g (rows x depth) of one problem at bandwidth h, for the evaluated rows
-// of its CorrectionInputs (every row, in sorted order, unless a subset), with each row's effective number of
+// of its CorrectionInputs (every row, in sorted order, unless a subset), from its neighbours' residuals
+// under the model of its own fold (fold_residuals()), with each row's effective number of
 // neighbours N = (sum w)^2 / sum w^2. Each component's correction delta is kept only where it exceeds its own
 // noise level s = sqrt(pi (1 - pi) / N): where the kernel sees only label noise (classes of tiny probability,
 // thin neighbourhoods) g stays with the pilot, whose sign of g - f is far more reliable (docs/validation.md,
@@ -63,8 +67,33 @@ std::vector<std::size_t> evaluated_rows(const Problem& pr, std::vector<std::size
 // A correction before its values (g and N zero) of the rows at sorted positions `self` (empty: every row).
 Corrected evaluated(const Problem& pr, std::vector<std::size_t> self);
 
-// The residuals e_{y_i} - pi_i of every centre, laid out as PayloadSums reads them.
-std::vector<double> residuals_of(const Problem& pr);
+// Values whose storage starts uninitialised: the fold residuals are written first by the threads that
+// predict them, so their pages are first touched (and cleared by the kernel) there, not zeroed on one
+// thread beforehand (400 MB at n = 10,000, K = 1,000).
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Residuals = std::vector<double, UninitialisedAllocator<double>>;
+
+// The residuals e_{y_i} - pi^(m)_i of every centre under the models of folds m = first .. first + folds - 1
+// (Problem::folds), each fold's laid out as PayloadSums reads a payload, one block after another. Row j's
+// correction reads the block of its own fold (fold-matched residuals).
+Residuals fold_residuals(const Problem& pr, std::size_t first, std::size_t folds, int threads);
+
+// The evaluated rows (sorted positions `self`) by fold: each fold's indices into `self`, in their order.
+std::vector<std::vector<std::size_t>> fold_groups(const Problem& pr, std::span<const std::size_t> self);
 
 // Row j's corrected estimate g_jl (l < depth, handed to put(l, g_jl)) from its kernel sums: D_j = den,
 // Q_j = squares, A_j = acc. Returns its effective number of neighbours.

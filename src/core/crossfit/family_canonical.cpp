@@ -97,11 +97,13 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
     const auto [top, rest] = top_and_rest(f, K);
     (*tops)[j] = {top, safe_log(f[top], kFeatureFloor), safe_log(rest, kFeatureFloor)};
   }
+  // Held by the adjustments themselves: the fold models (Problem::folds) read them after the pilots' stage.
+  auto kept = std::make_shared<const std::vector<std::vector<double>>>(features);
   std::vector<std::function<void(std::size_t, double*)>> out;
-  for (const std::vector<double>& feature : features)
-    out.emplace_back([&lp, &feature, tops, L = lp.classes](std::size_t j, double* last) {
+  for (std::size_t f = 0; f < kept->size(); ++f)
+    out.emplace_back([&lp, kept, f, tops, L = lp.classes](std::size_t j, double* last) {
       const Top& r = (*tops)[j];
-      const double t = feature[lp.original[j]];
+      const double t = (*kept)[f][lp.original[j]];
       const double up = safe_log(t, kFeatureFloor) - r.log_s, down = safe_log(1 - t, kFeatureFloor) - r.log_rest;
       for (std::size_t c = 0; c < L; ++c) last[c] = c == r.top ? up : down;
     });

@@ -127,19 +127,40 @@ std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const Scor
     offset[0] = 0, offset[1] = log_odds[j];
     x[0] = 0, x[1] = 1;
   };
+  // Fold f's pooled log-odds of every row, its pilot's offsets (held by value: the fold models outlive the
+  // pooled fit).
+  auto pooled_log_odds = [pooled, theta, kernels = stage.plan.kernels, every](std::size_t f, double* prob,
+                                                                             double* out) {
+    predict_logit(pooled, *kernels, theta[f], every, prob);
+    for (std::size_t j = 0; j < every.size(); ++j)
+      out[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
+  };
+  std::vector<double> intercept(theta.size(), 0.0);
   for (std::size_t f = 0; f < theta.size(); ++f) {
     if (split.held_out[f].empty()) continue;
-    predict_logit(pooled, *stage.plan.kernels, theta[f], every, prob.data());
-    for (std::size_t j = 0; j < n; ++j)
-      log_odds[j] = safe_log(prob[2 * j + 1], kLogFloor) - safe_log(prob[2 * j], kLogFloor);
+    pooled_log_odds(f, prob.data(), log_odds.data());
     const double lambda = pilot_penalty(pr, shifted, split.train[f], nullptr);
     const double b = split.train[f].empty() ? 0.0
                                             : fit_logit(shifted, *stage.plan.kernels, pr.labels, split.train[f],
                                                         lambda, stage.plan.control)[0];
+    intercept[f] = b;
     for (std::size_t j : split.held_out[f]) pilot[j] = 1 / (1 + std::exp(-(log_odds[j] + b)));
   }
   Problem candidate = make_problem(*pr.lp);
   candidate.pilot = std::move(pilot);
+  candidate.folds.count = theta.size();
+  candidate.folds.fold_of.resize(n);
+  for (std::size_t j = 0; j < n; ++j) candidate.folds.fold_of[j] = stage.folds[pr.lp->original[j]];
+  // Fold f's model at every row: the held-out rows' formula (bitwise, at those rows).
+  candidate.folds.predict = [pooled_log_odds, intercept, n](std::size_t first, std::size_t folds,
+                                                            std::span<double> out, std::size_t stride, int) {
+    std::vector<double> prob(2 * n), log_odds(n);
+    for (std::size_t f = 0; f < folds; ++f) {
+      pooled_log_odds(first + f, prob.data(), log_odds.data());
+      for (std::size_t j = 0; j < n; ++j)
+        out[(f * n + j) * stride] = 1 / (1 + std::exp(-(log_odds[j] + intercept[first + f])));
+    }
+  };
   return candidate;
 }
 

@@ -133,17 +133,26 @@ std::optional<Problem> step_candidate(const OwnFit& own, const ScoreStage& stage
   auto logits = std::make_shared<std::vector<double>>(n);
   for (std::size_t j = 0; j < n; ++j) (*logits)[j] = logit(lp.points.x(j, 0), lp.points.x(j, 1));
   const ByScore order(own.pr, *logits, stage.folds);
+  std::vector<double> steps;
   std::vector<LogitDesign> designs;
   for (std::size_t f = 0; f < own.theta.size(); ++f) {
     const std::optional<double> at = step_threshold(order, own.beta, *stage.plan.kernels, own.theta[f], f);
     if (!at) return std::nullopt;
+    steps.push_back(*at);
     designs.push_back(step_design(own.beta, logits, *at));
   }
   Problem candidate = make_problem(lp);
   std::vector<double> start = own.theta[0];
   start.push_back(0.0);  // the jump's parameter, the design's last feature
-  crossfit_pilot(candidate, FoldDesigns(std::move(designs)), *stage.plan.kernels, stage.folds, own.theta.size(),
-                 stage.fold_threads, stage.plan.control, stage.fold_ranks, start);
+  std::vector<std::vector<double>> theta =
+      crossfit_pilot(candidate, FoldDesigns(std::move(designs)), *stage.plan.kernels, stage.folds, own.theta.size(),
+                     stage.fold_threads, stage.plan.control, stage.fold_ranks, start);
+  // The fold models read the Beta design's rows afresh, not from the fits' table (which would then be held
+  // by every problem's candidate until the choice).
+  std::vector<LogitDesign> bare;
+  for (double at : steps) bare.push_back(step_design(without_cache(own.beta), logits, at));
+  candidate.folds = fold_models(candidate, FoldDesigns(std::move(bare)), std::move(theta), stage.folds,
+                                *stage.plan.kernels);
   return candidate;
 }
 

@@ -19,6 +19,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                                         Communicator* ranks, std::span<const double> start,
                                                         std::span<const char> trains) {
   const LabelledPoints& lp = *pr.lp;
+  const FoldDesigns uncached = designs;
   designs.cache(lp.points.n, 1);
   pr.pilot.assign(lp.points.n * pr.depth, 0.0);
   const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
@@ -36,6 +37,7 @@ std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns
                                             f == 0 ? start : theta[0], ranks);
     predict_pilot(pr, design, kernels, theta[f], held_out[f]);
   }
+  pr.folds = fold_models(pr, uncached, theta, fold_of_input, kernels);
   return theta;
 }
 
@@ -60,36 +62,55 @@ void merge_payload_sums(double* acc, double m, const double* r, std::size_t dept
 }
 
 // The corrections' kernel sums of a problem whose rows are split over the ranks (own_rows): for each of
-// `bandwidths` and each of this rank's evaluated rows (the points `side`; own centre at self[q], or q when
-// self is empty), m, D, Q and A (depth values) over every rank's centres, each block's sums merged into
-// the row's as the blocks come round. Bandwidths share each tile's dot products (SharedDots).
+// `bandwidths` and each of this rank's evaluated rows (sorted positions `self`), m, D, Q and A (depth
+// values) over every rank's centres, each block's sums merged into the row's as the blocks come round.
+// A block carries its centres' residuals under every fold's model, one fold's after another; each fold's
+// rows read that fold's (fold-matched residuals, correction.hpp). Bandwidths share each tile's dot products
+// (SharedDots).
 std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<const double> bandwidths,
-                                                   const KernelPoints& side, std::span<const std::size_t> self,
-                                                   const RingLayout& at, const SweepPlan& plan) {
+                                                   std::span<const std::size_t> self, const RingLayout& at,
+                                                   const SweepPlan& plan) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t H = bandwidths.size(), depth = pr.depth, width = depth + 3, stride = payload_stride(depth);
+  const std::size_t folds = pr.folds.count;
   std::vector<std::vector<double>> offsets(H, std::vector<double>(lp.points.n));
   for (std::size_t b = 0; b < H; ++b) lp.points.centre_offsets(bandwidths[b], offsets[b], plan.threads);
-  std::vector<std::vector<double>> sums(H, std::vector<double>(side.n * width, 0.0));
+  std::vector<std::vector<double>> sums(H, std::vector<double>(self.size() * width, 0.0));
   for (auto& per_bandwidth : sums)
-    for (std::size_t q = 0; q < side.n; ++q) per_bandwidth[q * width] = -std::numeric_limits<double>::infinity();
-  const std::vector<std::size_t> nobody(side.n, std::numeric_limits<std::size_t>::max());
-  const CentreBlock::Shape shape{lp.classes, lp.points.dim, H, stride};
-  around_the_ring(at, CentreBlock::pack(lp, offsets, at.largest, residuals_of(pr), stride), shape,
-                  [&](const CentreBlock& block, bool own) {
-                    auto part = [&](std::size_t b) {
-                      auto merge = [row = sums[b].data(), width, depth](std::size_t q, double m, const double* r) {
-                        merge_payload_sums(row + q * width, m, r, depth);
-                      };
-                      auto unused = [](std::size_t, double, double, const double*) {};
-                      return WithScale(PayloadSums(*plan.kernels, block.offsets()[b], 1 / bandwidths[b], block.payload(),
-                                                   depth, unused, own ? self : std::span<const std::size_t>(nobody)),
-                                       merge);
-                    };
-                    std::vector<decltype(part(0))> parts;
-                    for (std::size_t b = 0; b < H; ++b) parts.push_back(part(b));
-                    sweep_block(side, block, plan, SharedDots(std::move(parts)));
-                  });
+    for (std::size_t q = 0; q < self.size(); ++q) per_bandwidth[q * width] = -std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, self);
+  std::vector<RowSubset> sides(folds);
+  for (std::size_t m = 0; m < folds; ++m) {
+    std::vector<std::size_t> rows(groups[m].size());
+    for (std::size_t k = 0; k < rows.size(); ++k) rows[k] = lp.original[self[groups[m][k]]];
+    sides[m] = row_subset(lp, rows);
+  }
+  const CentreBlock::Shape shape{lp.classes, lp.points.dim, H, folds * stride};
+  const Residuals residuals = fold_residuals(pr, 0, folds, plan.threads);
+  around_the_ring(
+      at, CentreBlock::pack(lp, offsets, at.largest, residuals, folds * stride),
+      shape, [&](const CentreBlock& block, bool own) {
+        const std::size_t count = block.count();
+        for (std::size_t m = 0; m < folds; ++m) {
+          const std::vector<std::size_t>& group = groups[m];
+          if (group.empty()) continue;
+          const std::vector<std::size_t> nobody(group.size(), std::numeric_limits<std::size_t>::max());
+          const std::span<const double> residuals = block.payload().subspan(m * count * stride, count * stride);
+          auto part = [&](std::size_t b) {
+            auto merge = [row = sums[b].data(), &group, width, depth](std::size_t k, double scale, const double* r) {
+              merge_payload_sums(row + group[k] * width, scale, r, depth);
+            };
+            auto unused = [](std::size_t, double, double, const double*) {};
+            return WithScale(PayloadSums(*plan.kernels, block.offsets()[b], 1 / bandwidths[b], residuals, depth, unused,
+                                         own ? std::span<const std::size_t>(sides[m].self)
+                                             : std::span<const std::size_t>(nobody)),
+                             merge);
+          };
+          std::vector<decltype(part(0))> parts;
+          for (std::size_t b = 0; b < H; ++b) parts.push_back(part(b));
+          sweep_block(sides[m].points, block, plan, SharedDots(std::move(parts)));
+        }
+      });
   return sums;
 }
 
@@ -98,10 +119,8 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
 Corrected ring_correct(const Problem& pr, double h, std::span<const std::size_t> rows, const RingLayout& at,
                        const SweepPlan& plan) {
   const std::size_t width = pr.depth + 3;
-  const RowSubset subset = rows.empty() ? RowSubset{} : row_subset(*pr.lp, own_rows_of(at, rows));
-  const KernelPoints& side = rows.empty() ? pr.lp->points : subset.points;
-  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), side, subset.self, at, plan)[0];
-  Corrected out = evaluated(pr, subset.self);
+  Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(*pr.lp, own_rows_of(at, rows)));
+  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), out.self, at, plan)[0];
   for (std::size_t q = 0; q < out.self.size(); ++q) {
     const double* row = sums.data() + q * width;
     double* g = out.g.data() + q * pr.depth;
@@ -120,9 +139,7 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
   const std::vector<std::size_t> averaged = criterion_rows(at.n, mean_rows);
   const std::span<const std::size_t> mean = averaged.size() == at.n ? std::span<const std::size_t>{} : averaged;
   const bool all_rows = chosen.size() == at.n;
-  const RowSubset subset = all_rows ? RowSubset{} : row_subset(lp, mine);
-  const KernelPoints& side = all_rows ? lp.points : subset.points;
-  const std::vector<std::size_t> self = evaluated_rows(pr, subset.self);
+  const std::vector<std::size_t> self = evaluated_rows(pr, all_rows ? std::vector<std::size_t>{} : positions_of(lp, mine));
   Fit fit;
   fit.selection.criterion = BandwidthCriterion::loo_regression;
   fit.selection.grid = grid;
@@ -138,13 +155,13 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
   }
   // Each bandwidth's score: minus the mean over every rank's criterion rows of the squared error of g.
   const std::size_t width = pr.depth + 3;
-  const std::size_t group = std::max<std::size_t>(1, kRingSumsBytes / (sizeof(double) * width * std::max<std::size_t>(side.n, 1)));
+  const std::size_t group = std::max<std::size_t>(1, kRingSumsBytes / (sizeof(double) * width * std::max<std::size_t>(self.size(), 1)));
   for (std::size_t b0 = 0; b0 < grid.size(); b0 += group) {
     const std::size_t count = std::min(group, grid.size() - b0);
-    const auto sums = ring_payload_sums(pr, std::span<const double>(grid).subspan(b0, count), side, subset.self, at, plan);
+    const auto sums = ring_payload_sums(pr, std::span<const double>(grid).subspan(b0, count), self, at, plan);
     for (const std::vector<double>& per_bandwidth : sums) {
-      std::vector<double> terms(side.n);
-      for (std::size_t q = 0; q < side.n; ++q) {
+      std::vector<double> terms(self.size());
+      for (std::size_t q = 0; q < self.size(); ++q) {
         const double* row = per_bandwidth.data() + q * width;
         terms[q] = corrected_squared_error(pr, self[q], row[1], row[2], row + 3);
       }

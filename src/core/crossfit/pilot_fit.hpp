@@ -50,6 +50,20 @@ struct FoldDesigns {
 void predict_pilot(Problem& pr, const LogitDesign& design, const TileKernels& kernels, std::span<const double> theta,
                    std::span<const std::size_t> rows);
 
+// The fold models (Problem::folds) of a pilot fitted as crossfit_pilot() fits it: `designs` under each
+// fold's `theta`. Their rows are formed when the models are read (the fits' cached tables are not kept),
+// once for every fold read together where the folds share a design.
+FoldModels fold_models(const Problem& pr, FoldDesigns designs, std::vector<std::vector<double>> theta,
+                       const std::vector<std::size_t>& fold_of_input, const TileKernels& kernels);
+
+// Fold models read from a table of every fold's pilots (`count` blocks of n x depth, sorted order): a
+// problem whose pilots another rank fitted (pilots.cpp).
+FoldModels fold_models_of_table(const Problem& pr, std::vector<double> table, std::size_t count,
+                                const std::vector<std::size_t>& fold_of_input);
+
+// A design without its cached rows (cache_rows()): what a fold model keeps of it.
+LogitDesign without_cache(LogitDesign design);
+
 // The ridge of a pilot's fit on `rows`: kPilotPenalty, scaled for two-class designs by 4 pi (1 - pi), pi
 // the share of positives among those rows (every rank's with `ranks`; never a held-out row's label), and
 // at least 1e-3 of it. The fits minimise a mean log-loss whose curvature is about pi per row, so a fixed
@@ -64,7 +78,7 @@ double pilot_penalty(const Problem& pr, const LogitDesign& design, std::span<con
 // class's probability (one dimension) or all L probabilities. The folds are independent fits (in parallel
 // on `threads`, each writing only its held-out rows; split across the ranks of `comm`, each rank fits its
 // share and the pilots are combined), stopped by `control` between Newton steps. Returns every fold's
-// parameters (on every rank).
+// parameters (on every rank), and sets pr.folds.
 std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                 const std::vector<std::size_t>& fold_of_input, std::size_t folds,
                                                 int threads, const RunControl* control, Communicator* comm = nullptr,
@@ -72,15 +86,15 @@ std::vector<std::vector<double>> crossfit_pilot(Problem& pr, FoldDesigns designs
 
 // crossfit_pilot() when each rank holds only its own rows (own_rows): every fold is fitted on all ranks'
 // training rows, one fold after another on the calling thread (each objective's sums combined over the
-// ranks), and each rank predicts its own held-out rows. Returns every fold's parameters. Defined with the other
-// distributed variants (on_ring.cpp).
+// ranks), and each rank predicts its own held-out rows. Returns every fold's parameters and sets pr.folds.
+// Defined with the other distributed variants (on_ring.cpp).
 std::vector<std::vector<double>> crossfit_pilot_on_ring(Problem& pr, FoldDesigns designs, const TileKernels& kernels,
                                                         const std::vector<std::size_t>& fold_of_input,
                                                         std::size_t folds, const RunControl* control,
                                                         Communicator* ranks, std::span<const double> start = {},
                                                         std::span<const char> trains = {});
 
-// Writes each row's pilot under its fold's parameters into pr.pilot.
+// Writes each row's pilot under its fold's parameters into pr.pilot, and sets pr.folds.
 void predict_folds(Problem& pr, const LogitDesign& design, const TileKernels& kernels,
                    const std::vector<std::vector<double>>& theta, const std::vector<std::size_t>& fold_of_input);
 

@@ -127,6 +127,7 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
     fit(candidate, design, extended_start(fitted, structured, design));
     if (!forced.empty() || log_loss(candidate) < log_loss(canonical)) {
       canonical.pilot = std::move(candidate.pilot);
+      canonical.folds = std::move(candidate.folds);
       canonical.map = name;
     }
   };
@@ -211,7 +212,7 @@ void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, con
   for (std::size_t c = 0; c < kScoreCandidateCount; ++c) offered[c] = kScoreCandidates[c].offered(stage);
   std::vector<double> own_loss(count, 0.0);
   std::array<std::vector<double>, kScoreCandidateCount> loss;
-  std::array<std::vector<std::vector<double>>, kScoreCandidateCount> formed;  // beside_own's pilots
+  std::array<std::vector<Problem>, kScoreCandidateCount> formed;  // beside_own's pilots and fold models
   for (std::size_t c = 0; c < kScoreCandidateCount; ++c) {
     loss[c].assign(count, 0.0);
     if (offered[c] && kScoreCandidates[c].beside_own) formed[c].resize(count);
@@ -236,7 +237,7 @@ void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, con
           }
           std::optional<Problem> with_family = candidate.beside_own(OwnFit{pr, beta, theta}, stage);
           loss[c][q] = with_family ? scored_loss(*with_family, q, stage) : own_loss[q];
-          if (with_family) formed[c][q] = std::move(with_family->pilot);
+          if (with_family) formed[c][q] = std::move(*with_family);
         }
         WorkLedger::done(in.plan.control, own_pilots_work(count, n) / static_cast<double>(count) * counted);
       },
@@ -258,7 +259,10 @@ void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, con
     const ScoreCandidate& candidate = kScoreCandidates[*kept];
     if (candidate.beside_own) {
       for (std::size_t q = mine.begin; q < mine.end; ++q)
-        if (!formed[*kept][q].empty()) problems[q].pilot = std::move(formed[*kept][q]);
+        if (!formed[*kept][q].pilot.empty()) {
+          problems[q].pilot = std::move(formed[*kept][q].pilot);
+          problems[q].folds = std::move(formed[*kept][q].folds);
+        }
     } else {
       parallel_for(mine.size(), in.plan.threads,
                    [&](std::size_t own, int) { candidate.from_pairs.predict(problems[mine.begin + own], stage); });
@@ -267,8 +271,16 @@ void select_score_pilots(std::vector<Problem>& problems, const Prepared& in, con
   }
   if (by_problem && !in.plan.owned_problems)  // owned: each pilot stays with its problem's owner
     for (std::size_t q = 0; q < count; ++q) {
-      if (q < mine.begin || q >= mine.end) problems[q].pilot.assign(n, 0.0);
+      const bool own = q >= mine.begin && q < mine.end;
+      if (!own) problems[q].pilot.assign(n, 0.0);
       combine_shares(comm, problems[q].pilot);
+      // Corrected on every rank (for_each_problem): each rank needs every problem's fold models, which only
+      // the fitting rank holds; the others read them from a table of its predictions.
+      if (!problems_in_turn(count, in.plan)) continue;
+      std::vector<double> table(options.folds * n, 0.0);
+      if (own) problems[q].folds.predict(0, options.folds, table, 1, in.plan.threads);
+      combine_shares(comm, table);
+      problems[q].folds = fold_models_of_table(problems[q], std::move(table), options.folds, folds);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -70,6 +71,23 @@ class LogitSpline {
   bool saturated_ = false;
 };
 
+// Each fold's pilot model of a problem, read at every row. Row j's correction averages its neighbours'
+// residuals under the model of j's own fold (fold-matched residuals): that model never saw y_j, so no
+// neighbour's residual is pulled towards it. With each neighbour's own cross-fitted pilot instead, the model
+// of a neighbour in another fold was fitted on y_j, and g_j leaned away from y_j by about the pilot's
+// leverage: local maps read 6 to 35 points low at narrow bandwidths (docs/history.md, 7.21, 7.22).
+struct FoldModels {
+  std::vector<std::size_t> fold_of;  // each sorted row's fold
+  std::size_t count = 0;             // folds
+  // Writes the pilots of every row (sorted order) under the models of folds first .. first + folds - 1,
+  // one block of n rows after another, into out: value l of row i of the f-th block at
+  // out[(f n + i) stride + l] (stride >= depth), on up to `threads` threads.
+  std::function<void(std::size_t first, std::size_t folds, std::span<double> out, std::size_t stride, int threads)>
+      predict;
+
+  bool fitted() const { return static_cast<bool>(predict); }
+};
+
 // One kernel problem as the estimator sees it: points in label-sorted order, each row's targets (one-hot
 // class or 0/1) and the values f the error compares with (depth columns: K, or 1 for one dimension).
 struct Problem {
@@ -79,6 +97,7 @@ struct Problem {
   std::vector<double> pilot;  // n x depth: the cross-fitted pilot, sorted order
   const char* map = "";       // the pilot's family (Result::pilot)
   bool saturated = false;     // canonical: the input has saturated probabilities (any_saturated)
+  FoldModels folds;           // the models of the pilot's folds (every family sets them)
 
   double target(std::size_t j, std::size_t l) const {
     return depth == 1 ? labels[j] : static_cast<double>(static_cast<std::size_t>(labels[j]) == l);
