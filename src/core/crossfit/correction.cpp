@@ -152,13 +152,25 @@ CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_
   return in;
 }
 
-// Fold m's residuals for a pair sweep: the inputs' block, or formed here.
-std::span<const double> residuals_of_fold(const Problem& pr, const CorrectionInputs& in, std::size_t m,
-                                          Residuals& formed, int threads) {
-  const std::size_t block = payload_stride(pr.depth) * pr.lp->points.n;
-  if (!in.residuals.empty()) return std::span<const double>(in.residuals).subspan(m * block, block);
-  formed = fold_residuals(pr, m, 1, threads);
-  return formed;
+// The pair sweeps' fold-matched form: for each fold m with evaluated rows (sorted positions `self`), calls
+// sweep_fold(group, rows, residuals) with the fold's indices into `self`, their points as a sweep's rows,
+// and every centre's residuals under fold m's model, from `blocks` (every fold's, fold_residuals()) or
+// formed here. The folds' sweeps together meet the pairs of one sweep of all the rows.
+template <class SweepFold>
+void for_each_fold(const Problem& pr, std::span<const std::size_t> self, std::span<const double> blocks, int threads,
+                   SweepFold sweep_fold) {
+  const LabelledPoints& lp = *pr.lp;
+  const std::size_t block = payload_stride(pr.depth) * lp.points.n;
+  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, self);
+  for (std::size_t m = 0; m < groups.size(); ++m) {
+    const std::vector<std::size_t>& group = groups[m];
+    if (group.empty()) continue;
+    std::vector<std::size_t> rows(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) rows[k] = lp.original[self[group[k]]];
+    const Residuals formed = blocks.empty() ? fold_residuals(pr, m, 1, threads) : Residuals{};
+    sweep_fold(group, row_subset(lp, rows),
+               blocks.empty() ? std::span<const double>(formed) : blocks.subspan(m * block, block));
+  }
 }
 
 Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan) {
@@ -181,22 +193,14 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
     else sweep(in.subset.points, lp.points, plan, sums);
     return out;
   }
-  // Each fold's rows against every centre with that fold's residuals: the pairs of one sweep.
-  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, out.self);
-  Residuals formed;
-  for (std::size_t m = 0; m < groups.size(); ++m) {
-    const std::vector<std::size_t>& group = groups[m];
-    if (group.empty()) continue;
-    std::vector<std::size_t> rows(group.size());
-    for (std::size_t k = 0; k < group.size(); ++k) rows[k] = lp.original[out.self[group[k]]];
-    const RowSubset subset = row_subset(lp, rows);
-    auto in_group = [&](std::size_t k, double den, double squares, const double* acc) {
-      finish(group[k], den, squares, acc);
-    };
-    sweep(subset.points, lp.points, plan,
-          PayloadSums(*plan.kernels, offsets, 1 / h, residuals_of_fold(pr, in, m, formed, plan.threads), depth,
-                      in_group, subset.self));
-  }
+  for_each_fold(pr, out.self, in.residuals, plan.threads,
+                [&](const std::vector<std::size_t>& group, const RowSubset& rows, std::span<const double> residuals) {
+                  auto in_group = [&](std::size_t k, double den, double squares, const double* acc) {
+                    finish(group[k], den, squares, acc);
+                  };
+                  sweep(rows.points, lp.points, plan,
+                        PayloadSums(*plan.kernels, offsets, 1 / h, residuals, depth, in_group, rows.self));
+                });
   return out;
 }
 
@@ -243,37 +247,29 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
     keep->g.assign(grid.size(), std::vector<double>(self.size() * depth));
     keep->neighbours.assign(grid.size(), std::vector<double>(self.size()));
   }
-  // Each fold's rows against every centre with that fold's residuals (fold-matched, correct()).
-  const std::vector<std::vector<std::size_t>> groups = fold_groups(pr, self);
-  for (std::size_t m = 0; m < groups.size(); ++m) {
-    const std::vector<std::size_t>& group = groups[m];
-    if (group.empty()) continue;
-    const std::size_t block = payload_stride(depth) * n;
-    const Residuals formed = residuals.empty() ? fold_residuals(pr, m, 1, plan.threads) : Residuals{};
-    const std::span<const double> own = residuals.empty() ? std::span<const double>(formed) : residuals.subspan(m * block, block);
-    std::vector<std::size_t> input_rows(group.size());
-    for (std::size_t k = 0; k < group.size(); ++k) input_rows[k] = lp.original[self[group[k]]];
-    const RowSubset subset = row_subset(lp, input_rows);
-    auto part = [&](std::size_t b) {
-      double* g = keep ? keep->g[b].data() : nullptr;
-      double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
-      auto finish = [&pr, &self, &group, out = terms[b].data(), g, neighbours, depth](
-                        std::size_t k, double den, double squares, const double* acc) {
-        const std::size_t q = group[k];
-        if (!g) {
-          out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
-          return;
-        }
-        double* gq = g + q * depth;
-        neighbours[q] = corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
-        out[q] = squared_error(pr, self[q], gq);
-      };
-      return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], own, depth, finish, subset.self);
-    };
-    std::vector<decltype(part(0))> parts;
-    for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
-    sweep(subset.points, lp.points, plan, SharedDots(std::move(parts)));
-  }
+  for_each_fold(pr, self, residuals, plan.threads,
+                [&](const std::vector<std::size_t>& group, const RowSubset& fold_rows, std::span<const double> own) {
+                  auto part = [&](std::size_t b) {
+                    double* g = keep ? keep->g[b].data() : nullptr;
+                    double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
+                    auto finish = [&pr, &self, &group, out = terms[b].data(), g, neighbours, depth](
+                                      std::size_t k, double den, double squares, const double* acc) {
+                      const std::size_t q = group[k];
+                      if (!g) {
+                        out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+                        return;
+                      }
+                      double* gq = g + q * depth;
+                      neighbours[q] =
+                          corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
+                      out[q] = squared_error(pr, self[q], gq);
+                    };
+                    return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], own, depth, finish, fold_rows.self);
+                  };
+                  std::vector<decltype(part(0))> parts;
+                  for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
+                  sweep(fold_rows.points, lp.points, plan, SharedDots(std::move(parts)));
+                });
   std::vector<double> scores;
   for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
   return scores;
@@ -406,6 +402,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
   if (kept) fit.corrected = {correct_beside_kept(front, grid, best, *kept, mean, residuals, plan)};
+  else if (shared) fit.corrected = {correct(front, grid[best], correction_inputs(front, mean, plan, nullptr, residuals), plan)};
   else fit.corrected = correct_all(problems, grid[best], mean, plan);
   return fit;
 }
