@@ -471,6 +471,20 @@ void predict_logit_each(std::span<const LogitDesign> designs, const TileKernels&
   ECEKDE_ASSERT(!designs.empty() && theta.size() == designs.size() && out.size() == designs.size());
   const LogitDesign& first = designs[0];
   std::vector<double> scratch(row_scratch_size(first));
+  if (first.binary()) {  // the same design for every fold (no adjustment): P_1 = sigmoid(dz + dx . theta)
+    std::vector<double> differences(1 + first.D);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double* diff = difference_row(first, rows[i], scratch, differences);
+      for (std::size_t f = 0; f < designs.size(); ++f) {
+        double z = diff[0];
+        for (std::size_t k = 0; k < first.D; ++k) z += diff[1 + k] * theta[f][k];
+        const double p1 = 1 / (1 + std::exp(-z));
+        out[f][2 * i] = 1 - p1;
+        out[f][2 * i + 1] = p1;
+      }
+    }
+    return;
+  }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::size_t j = rows[i];
     const RowView row = design_row(first, j, scratch);

@@ -77,7 +77,9 @@ void predict_logit(const LogitDesign& design, const TileKernels& kernels, std::s
 
 /// predict_logit() of several designs that differ only in their adjustment (LogitDesign::adjust: the
 /// canonical pilot's folds), each under its own parameters: each row is formed once for all of them.
-/// Writes P_j under designs[f] and theta[f] into out[f][i L, (i + 1) L); bitwise predict_logit()'s.
+/// Writes P_j under designs[f] and theta[f] into out[f][i L, (i + 1) L): bitwise predict_logit()'s, but
+/// for binary designs (one and the same for every f), whose P_1 is the sigmoid of the row's margin (one
+/// exponential, not a softmax of two), to rounding.
 void predict_logit_each(std::span<const LogitDesign> designs, const TileKernels& kernels,
                         std::span<const std::vector<double>> theta, std::span<const std::size_t> rows,
                         std::span<double* const> out);

@@ -205,6 +205,30 @@ inline std::size_t payload_index(std::size_t i, std::size_t l, std::size_t depth
   return i * payload_stride(depth) + l;
 }
 
+/// PayloadSums' sums (D_j, Q_j, A_j: finish(j, D, Q, A)) from the score tree, for one-dimensional problems:
+/// the weights with a payload given transposed (`vt`, depth x centres), interpolated (interpolated_sums),
+/// then the squared weights, brought to the weights' scale. `tree` and `order` as PayloadSums takes them
+/// (null and empty: formed here); `pair_work` is a pair's work for progress (PayloadSums::work_per_pair()).
+template <class Finish>
+void tree_payload_sums(const KernelPoints& rows, const KernelPoints& centres, std::span<const std::size_t> self,
+                       std::span<const double> offsets, double inv_h, std::span<const double> vt, std::size_t depth,
+                       double pair_work, const ScoreTree* tree, std::span<const std::uint32_t> order,
+                       const SweepPlan& plan, const Finish& finish) {
+  const std::size_t R = rows.n, width = depth + 1;
+  std::optional<ScoreTree> own_tree;
+  const ScoreTree& centres_tree = tree ? *tree : own_tree.emplace(centres, ScoreTree::kGridLeaf);
+  ECEKDE_ASSERT(centres_tree.size() == centres.n && vt.size() == depth * centres.n);
+  std::vector<std::uint32_t> own_order;
+  if (order.empty()) own_order = ScoreTree::grid_order(rows);
+  const std::span<const std::uint32_t> walk = order.empty() ? std::span<const std::uint32_t>(own_order) : order;
+  std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
+  const double half = pair_work / 2;
+  centres_tree.interpolated_sums(rows, self, {offsets, inv_h, 1, vt, depth, half}, plan, scale, sums, walk);
+  centres_tree.interpolated_sums(rows, self, {offsets, inv_h, 2, {}, 0, half}, plan, scale2, squares, walk);
+  for (std::size_t j = 0; j < R; ++j)
+    finish(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
+}
+
 /// Per row j, with weights w_ji = exp(s_ji - m_j) over the centres i != self(j): the sum D_j = sum_i w_ji,
 /// the sum of squares Q_j = sum_i w_ji^2 and A_jl = sum_i w_ji V_il for a per-centre payload V (depth
 /// values per centre, stored as payload_index() says). self(j) is the centre that row j is (self[j], or j
@@ -300,31 +324,17 @@ class PayloadSums {
   /// Row q's scale m: its record's sums are those of exp(s_ji - m) (ring.hpp's WithScale).
   double scale(const Scratch& s, std::size_t q) const { return s.max[q].m; }
 
-  /// The same sums from the score tree (one-dimensional problems), interpolated (interpolated_sums): the
-  /// weights with the payload, then the squared weights, brought to the weights' scale.
+  /// The same sums from the score tree (one-dimensional problems): tree_payload_sums() of the payload
+  /// transposed (one value per centre is both layouts; the canonical problem at K = 2 has two).
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
-    // The tree reads the payload transposed (depth x centres): one value per centre is both layouts, the
-    // canonical problem at K = 2 has two.
     std::vector<double> transposed;
     if (stride_ != 1) {
       transposed.resize(depth_ * centres.n);
       for (std::size_t i = 0; i < centres.n; ++i)
         for (std::size_t l = 0; l < depth_; ++l) transposed[l * centres.n + i] = payload_[i * stride_ + l];
     }
-    const std::span<const double> payload = stride_ != 1 ? std::span<const double>(transposed) : payload_;
-    const std::size_t R = rows.n, width = depth_ + 1;
-    std::optional<ScoreTree> own_tree;
-    const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres, ScoreTree::kGridLeaf);
-    ECEKDE_ASSERT(tree.size() == centres.n);
-    std::vector<std::uint32_t> own_order;
-    if (order_.empty()) own_order = ScoreTree::grid_order(rows);
-    const std::span<const std::uint32_t> order = order_.empty() ? std::span<const std::uint32_t>(own_order) : order_;
-    std::vector<double> scale(R), sums(R * width), scale2(R), squares(R);
-    const double half = work_per_pair() / 2;
-    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 1, payload, depth_, half}, plan, scale, sums, order);
-    tree.interpolated_sums(rows, self_, {offsets_, inv_h_, 2, {}, 0, half}, plan, scale2, squares, order);
-    for (std::size_t j = 0; j < R; ++j)
-      finish_(j, sums[j * width], squares[j] * std::exp(scale2[j] - 2 * scale[j]), sums.data() + j * width + 1);
+    tree_payload_sums(rows, centres, self_, offsets_, inv_h_, stride_ != 1 ? std::span<const double>(transposed) : payload_,
+                      depth_, work_per_pair(), tree_, order_, plan, finish_);
   }
 
  private:

@@ -115,9 +115,10 @@ bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansion
 // What correct() reads of a problem at every bandwidth: the evaluated rows with their points when they are
 // a subset (empty: every row), the centres' score tree when the caller keeps one, with the rows in the
 // order its interpolation reads them, and the centres' residuals where they are formed once for every
-// bandwidth: for the score tree every fold's as the columns of one payload (fold m's value l at column
-// m depth + l), for the pair sweeps every fold's block after another (fold_residuals(); a canonical
-// problem's where the caller formed them, fit_corrections(), else fold by fold in each sweep).
+// bandwidth: for the score tree every fold's as the rows of one transposed payload (fold m's value l at
+// row m depth + l, as tree_payload_sums() reads it), for the pair sweeps every fold's block after another
+// (fold_residuals(); a canonical problem's where the caller formed them, fit_corrections(), else fold by
+// fold in each sweep).
 struct CorrectionInputs {
   RowSubset subset;
   const ScoreTree* tree = nullptr;
@@ -138,13 +139,16 @@ CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_
   if (tree) in.order = ScoreTree::grid_order(rows.empty() ? pr.lp->points : in.subset.points);
   const std::size_t folds = pr.folds.count, n = pr.lp->points.n, depth = pr.depth;
   if (tree_sweep) {
-    const Residuals blocks = fold_residuals(pr, 0, folds, plan.threads);
-    const std::size_t block = payload_stride(depth) * n, width = folds * depth;
-    in.formed.assign(payload_stride(width) * n, 0.0);
-    for (std::size_t f = 0; f < folds; ++f)
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t l = 0; l < depth; ++l)
-          in.formed[payload_index(i, f * depth + l, width)] = blocks[f * block + payload_index(i, l, depth)];
+    in.formed = fold_residuals(pr, 0, folds, plan.threads);
+    if (depth > 1) {  // transposed, as the tree reads a payload (one value per centre is both layouts)
+      const Residuals blocks = std::move(in.formed);
+      const std::size_t block = payload_stride(depth) * n;
+      in.formed.resize(folds * depth * n);
+      for (std::size_t f = 0; f < folds; ++f)
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t l = 0; l < depth; ++l)
+            in.formed[(f * depth + l) * n + i] = blocks[f * block + payload_index(i, l, depth)];
+    }
   } else if (residuals.empty() && depth == 1) {
     in.formed = fold_residuals(pr, 0, folds, plan.threads);
   }
@@ -187,10 +191,10 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
     auto own_fold = [&](std::size_t q, double den, double squares, const double* acc) {
       finish(q, den, squares, acc + pr.folds.fold_of[out.self[q]] * depth);
     };
-    const PayloadSums sums(*plan.kernels, offsets, 1 / h, in.residuals, pr.folds.count * depth, own_fold,
-                           in.subset.self, in.tree, in.order);
-    if (in.subset.self.empty()) sweep(lp.points, plan, sums);
-    else sweep(in.subset.points, lp.points, plan, sums);
+    const std::size_t width = pr.folds.count * depth;
+    tree_payload_sums(in.subset.self.empty() ? lp.points : in.subset.points, lp.points, in.subset.self, offsets,
+                      1 / h, in.residuals, width, 1 + 0.1 * static_cast<double>(width), in.tree, in.order, plan,
+                      own_fold);
     return out;
   }
   for_each_fold(pr, out.self, in.residuals, plan.threads,
