@@ -133,7 +133,9 @@ const std::vector<Option<EstimateOptions>>& estimate_options() {
                            .used_by = uses::estimate}),
       describe<&O::folds>({.name = "folds",
                            .help = "Folds of the crossfit estimator's cross-fitted pilot (>= 2): each row's pilot "
-                                   "is fitted on the other folds",
+                                   "is fitted on the other folds, and its correction reads its neighbours' "
+                                   "residuals under its own fold's model, so the one-dimensional types' "
+                                   "corrections carry one residual column per fold",
                            .example = "3",
                            .used_by = uses::estimate}),
       describe<&O::mean_rows>(

@@ -149,8 +149,7 @@ std::optional<Problem> pooled_intercepts_candidate(const OwnFit& own, const Scor
   Problem candidate = make_problem(*pr.lp);
   candidate.pilot = std::move(pilot);
   candidate.folds.count = theta.size();
-  candidate.folds.fold_of.resize(n);
-  for (std::size_t j = 0; j < n; ++j) candidate.folds.fold_of[j] = stage.folds[pr.lp->original[j]];
+  candidate.folds.fold_of = own.pr.folds.fold_of;  // the problem's rows, the same folds
   // Fold f's model at every row: the held-out rows' formula (bitwise, at those rows).
   candidate.folds.predict = [pooled_log_odds, intercept, n](std::size_t first, std::size_t folds,
                                                             std::span<double> out, std::size_t stride, int) {

@@ -44,9 +44,9 @@ LogitDesign without_cache(LogitDesign design) {
 
 namespace {
 
-std::vector<std::size_t> sorted_folds(const LabelledPoints& lp, const std::vector<std::size_t>& fold_of_input) {
-  std::vector<std::size_t> out(lp.points.n);
-  for (std::size_t j = 0; j < out.size(); ++j) out[j] = fold_of_input[lp.original[j]];
+std::vector<std::uint32_t> sorted_folds(const LabelledPoints& lp, const std::vector<std::size_t>& fold_of_input) {
+  std::vector<std::uint32_t> out(lp.points.n);
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = static_cast<std::uint32_t>(fold_of_input[lp.original[j]]);
   return out;
 }
 

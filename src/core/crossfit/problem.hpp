@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <vector>
@@ -77,7 +78,7 @@ class LogitSpline {
 // of a neighbour in another fold was fitted on y_j, and g_j leaned away from y_j by about the pilot's
 // leverage: local maps read 6 to 35 points low at narrow bandwidths (docs/history.md, 7.21, 7.22).
 struct FoldModels {
-  std::vector<std::size_t> fold_of;  // each sorted row's fold
+  std::vector<std::uint32_t> fold_of;  // each sorted row's fold (32 bits: marginal holds K of these)
   std::size_t count = 0;             // folds
   // Writes the pilots of every row (sorted order) under the models of folds first .. first + folds - 1,
   // one block of n rows after another, into out: value l of row i of the f-th block at
