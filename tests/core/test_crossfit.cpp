@@ -1114,6 +1114,68 @@ void expect_same_predictions(const ecekde::detail::LogitDesign& a, const std::ve
 
 }  // namespace
 
+// The fold models' predictions (predict_logit_each: each row formed once for every fold's design) against
+// predict_logit() of each design alone: designs that differ in their last feature's adjustment (the
+// canonical pilot's folds), with and without a cached table, bitwise; a binary design (the Beta pilots,
+// predicted from its margin), to rounding. Over row counts and five parameter vectors.
+TEST(Crossfit, FoldPredictionsAreEachDesignsAlone) {
+  const auto& kern = ecekde::detail::tile_kernels();
+  constexpr std::size_t L = 4, D = 3, folds = 5;
+  auto row_of = [](std::size_t classes) {
+    return [classes](std::size_t j, double* offset, double* x) {
+      for (std::size_t c = 0; c < classes; ++c) {
+        offset[c] = std::sin(0.7 * static_cast<double>(j * (c + 1)));
+        for (std::size_t k = 0; k < D; ++k) x[c * D + k] = std::cos(0.3 * static_cast<double>(j + 5 * c + 11 * k));
+      }
+    };
+  };
+  std::vector<std::vector<double>> theta(folds);
+  for (std::size_t f = 0; f < folds; ++f)
+    for (std::size_t k = 0; k < D + L; ++k) theta[f].push_back(0.3 * std::sin(static_cast<double>(3 * f + k + 1)));
+  for (std::size_t n : {1, 7, 300})
+    for (bool cached : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << (cached ? " cached" : ""));
+      std::vector<std::size_t> rows(n);
+      std::iota(rows.begin(), rows.end(), std::size_t{0});
+      std::vector<ecekde::detail::LogitDesign> designs(folds);
+      for (std::size_t f = 0; f < folds; ++f) {
+        designs[f].L = L;
+        designs[f].D = D;
+        designs[f].class_bias = true;
+        designs[f].row = row_of(L);
+        designs[f].adjust = [f](std::size_t j, double* last) {
+          for (std::size_t c = 0; c < L; ++c) last[c] = std::cos(static_cast<double>(j + 3 * c + 17 * f));
+        };
+        if (cached) ecekde::detail::cache_rows(designs[f], n, std::size_t{1} << 20);
+      }
+      std::vector<std::vector<double>> each(folds, std::vector<double>(n * L)), alone = each;
+      std::vector<double*> out;
+      for (auto& v : each) out.push_back(v.data());
+      ecekde::detail::predict_logit_each(designs, kern, theta, rows, out);
+      for (std::size_t f = 0; f < folds; ++f) {
+        ecekde::detail::predict_logit(designs[f], kern, theta[f], rows, alone[f].data());
+        EXPECT_EQ(each[f], alone[f]) << "fold " << f;
+      }
+      // A binary design, one for every fold.
+      ecekde::detail::LogitDesign binary;
+      binary.L = 2;
+      binary.D = D;
+      binary.row = row_of(2);
+      if (cached) ecekde::detail::cache_rows(binary, n, std::size_t{1} << 20);
+      const std::vector<ecekde::detail::LogitDesign> same(folds, binary);
+      std::vector<std::vector<double>> two(folds, std::vector<double>(2 * n)), two_alone = two;
+      std::vector<double*> two_out;
+      for (auto& v : two) two_out.push_back(v.data());
+      std::vector<std::vector<double>> binary_theta(folds);
+      for (std::size_t f = 0; f < folds; ++f) binary_theta[f].assign(theta[f].begin(), theta[f].begin() + D);
+      ecekde::detail::predict_logit_each(same, kern, binary_theta, rows, two_out);
+      for (std::size_t f = 0; f < folds; ++f) {
+        ecekde::detail::predict_logit(binary, kern, binary_theta[f], rows, two_alone[f].data());
+        for (std::size_t v = 0; v < 2 * n; ++v) EXPECT_NEAR(two[f][v], two_alone[f][v], 1e-15) << "fold " << f;
+      }
+    }
+}
+
 // The matrix of a design (z_jc += sum_m W_cm u_jm), whose Hessian terms are gathered over chunks of 64
 // rows and added by the product kernel, against the same model written plainly: W's entries as L M more
 // shared features (feature (c', m) of class c is [c = c'] u_m), whose Hessian the row-by-row path forms.

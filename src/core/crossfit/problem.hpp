@@ -79,7 +79,7 @@ class LogitSpline {
 // leverage: local maps read 6 to 35 points low at narrow bandwidths (docs/history.md, 7.21, 7.22).
 struct FoldModels {
   std::vector<std::uint32_t> fold_of;  // each sorted row's fold (32 bits: marginal holds K of these)
-  std::size_t count = 0;             // folds
+  std::size_t count = 0;               // folds
   // Writes the pilots of every row (sorted order) under the models of folds first .. first + folds - 1,
   // one block of n rows after another, into out: value l of row i of the f-th block at
   // out[(f n + i) stride + l] (stride >= depth), on up to `threads` threads.
