@@ -23,6 +23,12 @@ struct TileKernels {
   void (*dot_add)(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
                   std::size_t cols, std::size_t depth, double* out, std::size_t ldo);
 
+  /// dot_add with bt's rows picked by `index`: out[r*ldo + c] += sum_k a[r*lda + k] * bt[index[k]*ldb + c],
+  /// bitwise dot_add of the rows copied out in that order, for a few rows (no panel, one pass over k).
+  void (*gathered_dot_add)(const double* a, std::size_t lda, const double* bt, std::size_t ldb,
+                           const std::uint32_t* index, std::size_t rows, std::size_t cols, std::size_t depth,
+                           double* out, std::size_t ldo);
+
   /// out[c] = offset[c] + scale * x[c] for c < n (out may equal x); returns the maximum over
   /// c != skip (-inf if there is none).
   double (*affine_max)(const double* x, double* out, const double* offset, double scale, std::size_t n,

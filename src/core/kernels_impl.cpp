@@ -114,9 +114,24 @@ constexpr std::size_t kDotRows = 4, kDotVectors = 5;
 constexpr std::size_t kDotRows = 4, kDotVectors = 2;
 #endif
 
-// One register tile of the dot products: R rows x V vectors of columns, over the whole depth.
-template <class T, bool Accumulate, std::size_t R, std::size_t V>
-[[gnu::always_inline]] inline void register_tile(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
+// The rows of the products' right-hand side: bt's row k at bt + k ldb, or, gathered, at bt + index[k] ldb.
+template <class T>
+struct StridedRows {
+  const T* bt;
+  std::size_t ldb;
+  const T* operator()(std::size_t k) const { return bt + k * ldb; }
+};
+struct GatheredRows {
+  const double* bt;
+  std::size_t ldb;
+  const std::uint32_t* index;
+  const double* operator()(std::size_t k) const { return bt + index[k] * ldb; }
+};
+
+// One register tile of the dot products: R rows x V vectors of columns from column c on, over the whole
+// depth.
+template <class T, bool Accumulate, std::size_t R, std::size_t V, class Rows>
+[[gnu::always_inline]] inline void register_tile(const T* a, std::size_t lda, Rows bt, std::size_t c,
                                                  std::size_t depth, T* out, std::size_t ldo) {
   constexpr std::size_t W = kLanes<T>;
   vec<T> acc[R][V] = {};
@@ -125,7 +140,8 @@ template <class T, bool Accumulate, std::size_t R, std::size_t V>
       for (std::size_t v = 0; v < V; ++v) acc[q][v] = load(out + q * ldo + v * W);
   for (std::size_t k = 0; k < depth; ++k) {
     vec<T> b[V];
-    for (std::size_t v = 0; v < V; ++v) b[v] = load(bt + k * ldb + v * W);
+    const T* row = bt(k) + c;
+    for (std::size_t v = 0; v < V; ++v) b[v] = load(row + v * W);
     for (std::size_t q = 0; q < R; ++q) {
       const vec<T> s = splat(a[q * lda + k]);
       for (std::size_t v = 0; v < V; ++v) acc[q][v] += s * b[v];
@@ -137,28 +153,28 @@ template <class T, bool Accumulate, std::size_t R, std::size_t V>
 
 // The register tile of R rows and V vectors of columns, V below kDotVectors (a row block's last columns),
 // or none.
-template <class T, bool Accumulate, std::size_t R, std::size_t V = kDotVectors - 1>
-[[gnu::always_inline]] inline void narrower_tile(std::size_t vectors, const T* a, std::size_t lda, const T* bt,
-                                                 std::size_t ldb, std::size_t depth, T* out, std::size_t ldo) {
+template <class T, bool Accumulate, std::size_t R, class Rows, std::size_t V = kDotVectors - 1>
+[[gnu::always_inline]] inline void narrower_tile(std::size_t vectors, const T* a, std::size_t lda, Rows bt,
+                                                 std::size_t c, std::size_t depth, T* out, std::size_t ldo) {
   if constexpr (V > 0) {
-    if (vectors == V) register_tile<T, Accumulate, R, V>(a, lda, bt, ldb, depth, out, ldo);
-    else narrower_tile<T, Accumulate, R, V - 1>(vectors, a, lda, bt, ldb, depth, out, ldo);
+    if (vectors == V) register_tile<T, Accumulate, R, V>(a, lda, bt, c, depth, out, ldo);
+    else narrower_tile<T, Accumulate, R, Rows, V - 1>(vectors, a, lda, bt, c, depth, out, ldo);
   }
 }
 
 // R rows of the product: whole register tiles, a narrower one, then the columns left one by one.
-template <class T, bool Accumulate, std::size_t R>
-[[gnu::always_inline]] inline void row_block(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
-                                             std::size_t cols, std::size_t depth, T* out, std::size_t ldo) {
+template <class T, bool Accumulate, std::size_t R, class Rows>
+[[gnu::always_inline]] inline void row_block(const T* a, std::size_t lda, Rows bt, std::size_t cols,
+                                             std::size_t depth, T* out, std::size_t ldo) {
   constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
   std::size_t c = 0;
-  for (; c + C <= cols; c += C) register_tile<T, Accumulate, R, kDotVectors>(a, lda, bt + c, ldb, depth, out + c, ldo);
+  for (; c + C <= cols; c += C) register_tile<T, Accumulate, R, kDotVectors>(a, lda, bt, c, depth, out + c, ldo);
   const std::size_t vectors = (cols - c) / W;  // whole vectors left (the payloads are padded to 8 doubles)
-  narrower_tile<T, Accumulate, R>(vectors, a, lda, bt + c, ldb, depth, out + c, ldo);
+  narrower_tile<T, Accumulate, R>(vectors, a, lda, bt, c, depth, out + c, ldo);
   for (c += vectors * W; c < cols; ++c)
     for (std::size_t q = 0; q < R; ++q) {
       T s = Accumulate ? out[q * ldo + c] : T{};
-      for (std::size_t k = 0; k < depth; ++k) s = madd(s, a[q * lda + k], bt[k * ldb + c]);
+      for (std::size_t k = 0; k < depth; ++k) s = madd(s, a[q * lda + k], bt(k)[c]);
       out[q * ldo + c] = s;
     }
 }
@@ -168,18 +184,17 @@ template <class T, bool Accumulate, std::size_t R>
 // rows below a whole tile take a block of their own count, so their vectors' chains of multiply-adds run
 // side by side: one at a time, the score tree's moments of a payload-free request (2 rows, depth 128)
 // waited on each multiply-add's latency.
-template <class T, bool Accumulate>
-[[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, const T* bt, std::size_t ldb,
-                              std::size_t rows, std::size_t cols, std::size_t depth, T* out,
-                              std::size_t ldo) {
+template <class T, bool Accumulate, class Rows = StridedRows<T>>
+[[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, Rows bt, std::size_t rows, std::size_t cols,
+                              std::size_t depth, T* out, std::size_t ldo) {
   static_assert(kDotRows == 4);
   std::size_t r = 0;
   for (; r + kDotRows <= rows; r += kDotRows)
-    row_block<T, Accumulate, kDotRows>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo);
+    row_block<T, Accumulate, kDotRows>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo);
   switch (rows - r) {
-    case 3: row_block<T, Accumulate, 3>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
-    case 2: row_block<T, Accumulate, 2>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
-    case 1: row_block<T, Accumulate, 1>(a + r * lda, lda, bt, ldb, cols, depth, out + r * ldo, ldo); break;
+    case 3: row_block<T, Accumulate, 3>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
+    case 2: row_block<T, Accumulate, 2>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
+    case 1: row_block<T, Accumulate, 1>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
     default: break;
   }
 }
@@ -202,8 +217,8 @@ void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::si
   constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
   const auto chunk = [&](bool accumulate, std::size_t k0, const T* b, std::size_t ldb_, std::size_t c0,
                          std::size_t nc, std::size_t kd) {
-    if (accumulate) dot_chunk<T, true>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
-    else dot_chunk<T, false>(a + k0, lda, b, ldb_, rows, nc, kd, out + c0, ldo);
+    if (accumulate) dot_chunk<T, true>(a + k0, lda, StridedRows<T>{b, ldb_}, rows, nc, kd, out + c0, ldo);
+    else dot_chunk<T, false>(a + k0, lda, StridedRows<T>{b, ldb_}, rows, nc, kd, out + c0, ldo);
   };
   std::size_t k0 = 0;
   do {
@@ -230,6 +245,11 @@ void dot(const double* a, std::size_t lda, const double* bt, std::size_t ldb, st
 void dot_add(const double* a, std::size_t lda, const double* bt, std::size_t ldb, std::size_t rows,
              std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
   dot_impl<double, true>(a, lda, bt, ldb, rows, cols, depth, out, ldo);
+}
+
+void gathered_dot_add(const double* a, std::size_t lda, const double* bt, std::size_t ldb, const std::uint32_t* index,
+                      std::size_t rows, std::size_t cols, std::size_t depth, double* out, std::size_t ldo) {
+  dot_chunk<double, true>(a, lda, GatheredRows{bt, ldb, index}, rows, cols, depth, out, ldo);
 }
 
 double affine_max(const double* x, double* out, const double* offset, double scale, std::size_t n,
@@ -547,7 +567,7 @@ void class_run_sums(const double* wt, const std::uint32_t* order, const std::uin
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, affine_max, affine_exp, exp_shifted, sum,
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, gathered_dot_add, affine_max, affine_exp, exp_shifted, sum,
                      sum_and_squares, softplus_sigmoid, scale, row_dots, interpolate,
                      class_run_sums, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }

@@ -255,11 +255,11 @@ class PayloadSums {
     BlockOffsets offsets;
     std::vector<double> tile_weights;  // the tile's weights, `block` per row
     std::size_t block;
-    // wide payloads, sparse tiles (sparse_product()): each group's live centres, and a gathered chunk of
-    // them (their weights, kSparseGroup x kGatherCentres, and payload rows, kGatherCentres x depth)
+    // wide payloads, sparse tiles (sparse_product()): each group's live centres, and the weights of a
+    // chunk of them, kSparseGroup x kGatherCentres (their payload rows are read in place)
     std::vector<std::uint32_t> live;
     std::vector<std::size_t> live_count;
-    std::vector<double> gathered_weights, gathered_payload;
+    std::vector<double> gathered_weights;
   };
 
   Scratch scratch(std::size_t rows, std::size_t block) const {
@@ -272,8 +272,7 @@ class PayloadSums {
             block,
             std::vector<std::uint32_t>(groups * block),
             std::vector<std::size_t>(groups),
-            std::vector<double>(groups ? kSparseGroup * kGatherCentres : 0),
-            std::vector<double>(groups ? kGatherCentres * stride_ : 0)};
+            std::vector<double>(groups ? kSparseGroup * kGatherCentres : 0)};
   }
 
   void begin(Scratch& s, std::size_t, std::size_t rows) const {
@@ -352,7 +351,8 @@ class PayloadSums {
   // 0 to each of the group's sums (the payload is finite), so a group takes the product over its live
   // centres only, in increasing order as the full product does: the sums are bitwise those of the full
   // product of the zeroed weights. Done when at most half of the (group, centre) pairs are live; returns
-  // whether it was.
+  // whether it was. The live centres' payload rows are read where they lie (gathered_dot_add): copied out
+  // first, they were a ninth of the canonical estimate at n = 10,000, K = 1,000 (docs/benchmarks.md).
   static constexpr std::size_t kSparseGroup = 8, kGatherCentres = 64;
   static constexpr double kNegligibleWeight = 0x1p-60;
 
@@ -381,10 +381,8 @@ class PayloadSums {
         for (std::size_t q = 0; q < group_rows; ++q)
           for (std::size_t k = 0; k < chunk; ++k)
             s.gathered_weights[q * kGatherCentres + k] = s.tile_weights[(q0 + q) * s.block + live[k0 + k]];
-        for (std::size_t k = 0; k < chunk; ++k)
-          std::copy_n(payload + live[k0 + k] * stride_, stride_, s.gathered_payload.data() + k * stride_);
-        kern_.dot_add(s.gathered_weights.data(), kGatherCentres, s.gathered_payload.data(), stride_, group_rows,
-                      stride_, chunk, s.sums.data() + q0 * width + 2, width);
+        kern_.gathered_dot_add(s.gathered_weights.data(), kGatherCentres, payload, stride_, live + k0, group_rows,
+                               stride_, chunk, s.sums.data() + q0 * width + 2, width);
       }
     }
     return true;

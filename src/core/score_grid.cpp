@@ -122,7 +122,9 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   WorkLedger::start(plan.control, static_cast<double>(R) * work);
   SweepPlan walks = plan;  // the walks below: cancellation is checked here, progress counted once
   walks.control = nullptr;
-  const Expansion expansion = expand(request, *plan.kernels);  // once for every walk below
+  // Once for every walk below, without the sigma series: the points' ups is 0, and the rows summed
+  // exactly are few (they expand only nodes whose sigma is one value, and descend the others).
+  const Expansion expansion = expand(request, *plan.kernels, false);
 
   std::vector<double> t(R), ups(R);
   for (std::size_t j = 0; j < R; ++j) {

@@ -174,10 +174,10 @@ void ScoreTree::sums(const KernelPoints& rows, std::span<const std::size_t> self
                      const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
                      std::span<const std::uint32_t> order) const {
   ECEKDE_ASSERT(plan.kernels != nullptr);
-  walk(expand(request, *plan.kernels), rows, self, request, plan, scale, sums, order);
+  walk(expand(request, *plan.kernels, true), rows, self, request, plan, scale, sums, order);
 }
 
-ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const TileKernels& kern) const {
+ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const TileKernels& kern, bool sigma) const {
   const std::size_t n = g_.size(), columns = request.depth + 1;
   ECEKDE_ASSERT(request.offsets.size() == n && request.vt.size() == request.depth * n);
   const double q = request.power;
@@ -185,6 +185,8 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
   // The centres' exponents q a_i and payloads in sorted order (column 0: the weights themselves).
   Expansion mom;
   mom.columns = columns;
+  mom.series = sigma ? 2 : 1;
+  const std::size_t rows = mom.series * columns;  // of a node's moments
   std::vector<double>& qa = mom.qa;
   std::vector<double>& v = mom.v;
   qa.resize(n);
@@ -195,13 +197,13 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
   }
 
   // Moments, children before parents, each node's a small matrix product with the sweep's kernels (a
-  // node's moments are rows [column][b], kTerms long): a leaf's payloads V and V (sigma - g0), one row each,
-  // times its centres' Taylor terms; a parent's, its children's moments times the triangular matrix that
-  // moves a series to the parent's centre.
+  // node's moments are rows [column][b], kTerms long): a leaf's payloads V and, where formed, V (sigma -
+  // g0), one row each, times its centres' Taylor terms; a parent's, its children's moments times the
+  // triangular matrix that moves a series to the parent's centre.
   mom.scale.resize(nodes_.size());
-  mom.m.assign(nodes_.size() * columns * 2 * kTerms, 0.0);
+  mom.m.assign(nodes_.size() * rows * kTerms, 0.0);
   mom.drop_base.resize(nodes_.size());
-  std::vector<double> terms(leaf_ * kTerms), payloads(2 * columns * leaf_), moved(2 * columns * kTerms);
+  std::vector<double> terms(leaf_ * kTerms), payloads(rows * leaf_), moved(rows * kTerms);
   // The shift's matrix, entry (k, a) = factor ds^(a-k) / (a-k)! for a >= k and 0 below, is Toeplitz: with
   // the child's moments in reverse order of k (row k' = kTerms - 1 - k), entry (k', a) is
   // shift[k' + a] for shift = kTerms - 1 zeros and then the powers, a matrix read with a row stride of 1.
@@ -226,10 +228,10 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
       for (std::size_t l = 0; l < columns; ++l)
         for (std::size_t u = 0; u < count; ++u) {
           const std::size_t k = nd.begin + u;
-          payloads[2 * l * count + u] = v[l * n + k];
-          payloads[(2 * l + 1) * count + u] = v[l * n + k] * (g_[k] - g0);
+          payloads[mom.series * l * count + u] = v[l * n + k];
+          if (sigma) payloads[(2 * l + 1) * count + u] = v[l * n + k] * (g_[k] - g0);
         }
-      kern.dot(payloads.data(), count, terms.data(), kTerms, 2 * columns, kTerms, count, mom.at(id, 0), kTerms);
+      kern.dot(payloads.data(), count, terms.data(), kTerms, rows, kTerms, count, mom.at(id, 0), kTerms);
     } else {
       const double A = std::max(mom.scale[static_cast<std::size_t>(nd.left)], mom.scale[static_cast<std::size_t>(nd.right)]);
       mom.scale[id] = A;
@@ -243,10 +245,10 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
         // Both go in reverse order of k.
         for (std::size_t l = 0; l < columns; ++l) {
           const double* C = mom.at(ch, l);
-          double *score = moved.data() + 2 * l * kTerms + kTerms - 1, *sigma = score + kTerms;
+          double *score = moved.data() + mom.series * l * kTerms + kTerms - 1, *sigma_series = score + kTerms;
           for (std::size_t k = 0; k < kTerms; ++k) {
             score[-static_cast<std::ptrdiff_t>(k)] = C[k];
-            sigma[-static_cast<std::ptrdiff_t>(k)] = C[kTerms + k] + C[k] * dg;
+            if (sigma) sigma_series[-static_cast<std::ptrdiff_t>(k)] = C[kTerms + k] + C[k] * dg;
           }
         }
         // The matrix is upper triangular: output a takes k <= a only (k' >= kTerms - 1 - a), so the outputs
@@ -254,7 +256,7 @@ ScoreTree::Expansion ScoreTree::expand(const KernelSumRequest& request, const Ti
         // add nothing).
         for (std::size_t a0 = 0; a0 < kTerms; a0 += 8) {
           const std::size_t width = std::min<std::size_t>(8, kTerms - a0), first = kTerms - a0 - width;
-          kern.dot_add(moved.data() + first, kTerms, shift.data() + first + a0, 1, 2 * columns, width, a0 + width,
+          kern.dot_add(moved.data() + first, kTerms, shift.data() + first + a0, 1, rows, width, a0 + width,
                        mom.at(id, 0) + a0, kTerms);
         }
       }
@@ -306,7 +308,7 @@ void ScoreTree::walk(const Expansion& mom, const KernelPoints& rows, std::span<c
         std::array<bool, kGroupRows> raised{};
         std::array<double, 2 * kGroupRows> logs{};
         std::array<double, kTerms * kGroupRows> powers{};  // powers[a * G + g] = tau_g^a
-        std::vector<double> acc(kGroupRows * columns), series(2 * columns * kGroupRows), vals(columns * kGroupRows),
+        std::vector<double> acc(kGroupRows * columns), series(mom.series * columns * kGroupRows), vals(columns * kGroupRows),
             expo(kGroupRows * leaf_);
         std::vector<std::int32_t> stack;
         auto tau_of = [&](std::size_t t) {
@@ -392,10 +394,12 @@ void ScoreTree::walk(const Expansion& mom, const KernelPoints& rows, std::span<c
             const double s0 = mid(nd.s_lo, nd.s_hi), g0 = mid(nd.g_lo, nd.g_hi), A = mom.scale[id];
             std::size_t terms = 1;
             while (kLargestU[terms] < u) ++terms;
-            kern.dot(mom.at(id, 0), kTerms, powers.data(), G, 2 * columns, G, terms, series.data(), G);
-            for (std::size_t l = 0; l < columns; ++l)
-              for (std::size_t g = 0; g < G; ++g)
-                vals[l * G + g] = series[2 * l * G + g] + ups[g] * series[(2 * l + 1) * G + g];
+            kern.dot(mom.at(id, 0), kTerms, powers.data(), G, mom.series * columns, G, terms, series.data(), G);
+            if (mom.series == 1) std::copy_n(series.begin(), columns * G, vals.begin());
+            else
+              for (std::size_t l = 0; l < columns; ++l)
+                for (std::size_t g = 0; g < G; ++g)
+                  vals[l * G + g] = series[2 * l * G + g] + ups[g] * series[(2 * l + 1) * G + g];
             for (std::size_t g = 0; g < G; ++g) {
               if (!holds(nd, g)) continue;
               const std::size_t k = own_pos[g];
@@ -444,7 +448,10 @@ void ScoreTree::walk(const Expansion& mom, const KernelPoints& rows, std::span<c
             const Node& nd = nodes_[id];
             if (drop(id)) continue;  // checked first: it is cheaper than a series
             const double u = 0.5 * (nd.s_hi - nd.s_lo) * tau_max;
-            if (u <= kMaxScoreTerm && 0.5 * (nd.g_hi - nd.g_lo) * ups_max <= kMaxSigmaTerm && add_series(id, u))
+            // Without the sigma series, only where its term is exactly zero.
+            const bool sigma_ok = mom.series == 2 ? 0.5 * (nd.g_hi - nd.g_lo) * ups_max <= kMaxSigmaTerm
+                                                  : nd.g_hi == nd.g_lo || ups_max == 0;
+            if (u <= kMaxScoreTerm && sigma_ok && add_series(id, u))
               continue;
             if (nd.left < 0) {
               add_pairs(nd);

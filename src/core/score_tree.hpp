@@ -132,19 +132,23 @@ class ScoreTree {
     double s_lo = 0, s_hi = 0, g_lo = 0, g_hi = 0;  // ranges of s and sigma
   };
   // A request's centre exponents q a_i and payload (column 0: ones) in sorted order, and per node its scale
-  // A (the largest q a_i), its moments (per column, the coefficients M_a0 then M_a1, a = 0..kOrder, laid out
-  // [node][column][b][a]) and A + log M_00 (the drop test's bound less the row's part): formed once per
-  // request, read by every walk of rows.
+  // A (the largest q a_i), its moments (per column, the coefficients M_a0 then, where `series` is 2, M_a1,
+  // a = 0..kOrder, laid out [node][column][b][a]) and A + log M_00 (the drop test's bound less the row's
+  // part): formed once per request, read by every walk of rows. Without the sigma series (M_a1), a walk
+  // expands a node only where the sigma term is exactly zero (the row's ups is 0, or the node's sigma is
+  // one value): half the moments, for interpolated_sums(), whose points have ups = 0.
   struct Expansion {
     static constexpr std::size_t kTerms = kOrder + 1;
-    std::size_t columns = 0;
+    std::size_t columns = 0, series = 2;
     std::vector<double> qa, v, scale, m, drop_base;
-    double* at(std::size_t node, std::size_t column) { return m.data() + (node * columns + column) * 2 * kTerms; }
+    double* at(std::size_t node, std::size_t column) {
+      return m.data() + (node * columns + column) * series * kTerms;
+    }
     const double* at(std::size_t node, std::size_t column) const {
-      return m.data() + (node * columns + column) * 2 * kTerms;
+      return m.data() + (node * columns + column) * series * kTerms;
     }
   };
-  Expansion expand(const KernelSumRequest& request, const TileKernels& kern) const;
+  Expansion expand(const KernelSumRequest& request, const TileKernels& kern, bool sigma) const;
   // sums() of `rows` from a request's expansion.
   void walk(const Expansion& mom, const KernelPoints& rows, std::span<const std::size_t> self,
             const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale, std::span<double> sums,

@@ -285,6 +285,33 @@ TEST(Kernels, DotDoesNotDependOnTilingAndMatchesPlainSum) {
   for (const TileKernels* kern : variants()) check_dot<double>(*kern, kern->dot, kern->dot_add, 1000);
 }
 
+// gathered_dot_add, over rows (register tiles and remainders), columns in whole vectors of 8 (as the padded
+// payloads it serves), depths and index lists with repeats and gaps: bitwise dot_add of the picked rows
+// copied out in the index's order, added to what the outputs held.
+TEST(Kernels, GatheredDotAddIsDotAddOfTheCopiedRows) {
+  ecekde::Rng rng(12);
+  for (const TileKernels* kern : variants())
+    for (std::size_t rows : {1, 3, 4, 7, 8})
+      for (std::size_t cols : {8, 16, 40, 48, 1000})
+        for (std::size_t depth : {1, 5, 64, 65, 300}) {
+          const std::size_t lda = depth + 3, ldb = cols + 8, ldo = cols + 2, pool = 2 * depth + 1;
+          std::vector<double> a(rows * lda), bt(pool * ldb), start(rows * ldo), copied(depth * cols);
+          std::vector<std::uint32_t> index(depth);
+          for (double& v : a) v = rng.uniform();
+          for (double& v : bt) v = rng.uniform() - 0.5;
+          for (double& v : start) v = rng.uniform();
+          for (std::size_t k = 0; k < depth; ++k) {
+            index[k] = static_cast<std::uint32_t>(rng.uniform() * static_cast<double>(pool)) % static_cast<std::uint32_t>(pool);
+            std::copy_n(bt.begin() + static_cast<std::ptrdiff_t>(index[k] * ldb), cols,
+                        copied.begin() + static_cast<std::ptrdiff_t>(k * cols));
+          }
+          std::vector<double> gathered = start, expected = start;
+          kern->gathered_dot_add(a.data(), lda, bt.data(), ldb, index.data(), rows, cols, depth, gathered.data(), ldo);
+          kern->dot_add(a.data(), lda, copied.data(), cols, rows, cols, depth, expected.data(), ldo);
+          EXPECT_EQ(gathered, expected) << kern->isa << " rows " << rows << " cols " << cols << " depth " << depth;
+        }
+}
+
 TEST(Kernels, FloatDotDoesNotDependOnTilingAndMatchesPlainSum) {
   // Depth up to 200 (four chunks): the chunking is the double kernel's code, checked to 1000 above.
   for (const TileKernels* kern : variants()) check_dot<float>(*kern, kern->dot_float, nullptr, 200);
