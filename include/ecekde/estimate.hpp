@@ -186,6 +186,10 @@ struct BandwidthSelection {
   double bandwidth = 0;                ///< the chosen h
   double best_score = 0;               ///< the criterion at the chosen h
   std::size_t rows = 0;                ///< rows the criterion was averaged over (n, or max_rows)
+  /// crossfit at p = 2: the criterion's own best grid point where CE_2^2 took a narrower one (`bandwidth`:
+  /// the narrowest whose median row has 100 effective neighbours, its correction kept whole, taken where it
+  /// reads significantly more; docs/estimator.md); 0 where the estimate took the criterion's
+  double criterion_choice = 0;
 };
 
 /// One calibration error estimate.

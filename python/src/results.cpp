@@ -106,7 +106,14 @@ void register_kde_results(py::module_& m) {
       .field("chosen", [](const BandwidthSelection& s) { return s.bandwidth; }, "the chosen bandwidth h")
       .field("chosen_score", [](const BandwidthSelection& s) { return s.best_score; }, "the criterion at h")
       .field("rows", [](const BandwidthSelection& s) { return s.rows; },
-             "rows the criterion was averaged over (n, or max_rows)");
+             "rows the criterion was averaged over (n, or max_rows)")
+      .field("criterion_choice",
+             [](const BandwidthSelection& s) -> py::object {
+               return s.criterion_choice > 0 ? py::cast(s.criterion_choice) : py::none();
+             },
+             "crossfit at p = 2: the criterion's own best grid point where the estimate took a narrower one for "
+             "CE_2^2 (chosen: the narrowest whose median row has 100 effective neighbours, its correction kept "
+             "whole, taken where it reads significantly more); None where it took the criterion's");
 
   ResultClass<Bounds>(m, "Bounds", "A confidence interval of an estimate.")
       .field("level", [](const Bounds& b) { return b.level; }, "probability of the interval")

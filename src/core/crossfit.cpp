@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/crossfit/correction.hpp"
@@ -118,13 +119,29 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
     problems[0].lp = &floored;
   }
   const std::size_t mean_rows = mean_row_limit(options.mean_rows, n, r.k, first.one_dimensional);
-  Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, mean_rows, *ring, in.plan)
-                 : fit_corrections(problems, grid, max_rows, mean_rows, in.plan, n);
+  const bool for_squares = options.p == 2;  // CE_2^2's own bandwidth (correction.hpp, kLeastNeighbours)
+  Fit fit = ring ? ring_fit_corrections(problems[0], grid, max_rows, mean_rows, *ring, in.plan, for_squares)
+                 : fit_corrections(problems, grid, max_rows, mean_rows, in.plan, n, for_squares);
   r.bandwidth = fit.selection.bandwidth;
   r.pilot = problems[0].map;
+  const RowTerms at_criterion = add_functional(r, problems, fit, in, options, ring);
+  // p = 2: the narrower, whole correction where it reads significantly more (correction.hpp,
+  // kNarrowingZ); the same choice on every rank, whose figures are totals over all of them.
+  if (fit.narrowed) {
+    std::vector<Corrected> wider = std::exchange(fit.corrected, fit.narrowed());
+    Result narrower = r;
+    narrower.bandwidth = grid[fit.narrowed_at];
+    const RowTerms at_narrower = add_functional(narrower, problems, fit, in, options, ring);
+    if (reads_more(at_criterion, at_narrower, fit.averaged_rows, n, ring)) {
+      r = std::move(narrower);
+      fit.selection.criterion_choice = fit.selection.bandwidth;
+      fit.selection.bandwidth = r.bandwidth;
+      fit.selection.best_score = fit.selection.score[fit.narrowed_at];
+    } else {
+      fit.corrected = std::move(wider);
+    }
+  }
   if (!options.bandwidth) r.selection = std::move(fit.selection);
-
-  add_functional(r, problems, fit, in, options, ring);
   add_warnings(r, problems, fit, in, options, ring);
   return r;
 }

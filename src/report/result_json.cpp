@@ -9,10 +9,12 @@ namespace ecekde::report {
 namespace {
 
 nlohmann::ordered_json selection_json(const BandwidthSelection& s) {
-  return {{"criterion", to_string(s.criterion)}, {"grid", s.grid},
-          {"score", s.score},                    {"refined_grid", s.refined_grid},
-          {"refined_score", s.refined_score},    {"chosen", s.bandwidth},
-          {"chosen_score", s.best_score},        {"rows", s.rows}};
+  nlohmann::ordered_json j = {{"criterion", to_string(s.criterion)}, {"grid", s.grid},
+                              {"score", s.score},                    {"refined_grid", s.refined_grid},
+                              {"refined_score", s.refined_score},    {"chosen", s.bandwidth},
+                              {"chosen_score", s.best_score},        {"rows", s.rows}};
+  if (s.criterion_choice > 0) j["criterion_choice"] = s.criterion_choice;
+  return j;
 }
 
 nlohmann::ordered_json bounds_json(const Bounds& b) {
@@ -47,6 +49,7 @@ std::string bandwidth_rule(const Result& r) {
   std::string rule = concat("auto: ", to_string(s.criterion), ", ", s.grid.size(), "-point grid");
   if (!s.refined_grid.empty()) rule += ", refined";
   if (s.rows > 0 && r.n > s.rows) rule += concat(", criterion on ", s.rows, " of ", r.n, " rows");
+  if (s.criterion_choice > 0) rule += concat(", narrowed for CE_2^2 from ", s.criterion_choice);
   return rule;
 }
 

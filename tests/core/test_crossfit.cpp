@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/crossfit.hpp"
+#include "core/crossfit/correction.hpp"
 #include "core/crossfit/folds.hpp"
 #include "core/estimate_steps.hpp"
 #include "core/kernels.hpp"
@@ -96,16 +97,9 @@ std::vector<PlainProblem> plain_problems(const oracle::Data& d, CalibrationType 
   return out;
 }
 
-// Row j's corrected estimate g_j (depth values) of problem q at bandwidth h, from the formula:
-// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi^(m)_i) / sum_{i != j} w_ji),
-// shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s = sqrt(pi (1 - pi) / N),
-// N = (sum w)^2 / sum w^2, else 0. pi_j is row j's own pilot, pi^(m)_i the model of row j's fold m at
-// centre i (fold-matched residuals: no model that saw y_j enters g_j).
-std::vector<double> plain_g(const PlainProblem& pr, const ecekde::detail::CrossfitPilots& pilots, std::size_t q,
-                            std::size_t j, double h) {
+// Row j's kernel weights w_ji at bandwidth h, relative to the largest, with w_jj = 0.
+std::vector<double> plain_weights(const PlainProblem& pr, std::size_t j, double h) {
   const std::size_t n = pr.x.size() / pr.dim;
-  const std::vector<double>& pi = pilots.held_out[q];
-  const double* model = pilots.models[q].data() + pilots.fold_of[j] * n * pr.depth;
   std::vector<double> logw(n);
   for (std::size_t i = 0; i < n; ++i)
     logw[i] = pr.dim == 1 ? oracle::log_beta(pr.x[j], pr.x[i], h)
@@ -113,31 +107,57 @@ std::vector<double> plain_g(const PlainProblem& pr, const ecekde::detail::Crossf
                                                   pr.dim, h);
   logw[j] = -INFINITY;
   const double top = *std::max_element(logw.begin(), logw.end());
+  std::vector<double> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = i == j ? 0.0 : std::exp(logw[i] - top);
+  return w;
+}
+
+// Row j's effective number of neighbours N = (sum w)^2 / sum w^2 at bandwidth h.
+double plain_neighbours(const PlainProblem& pr, std::size_t j, double h) {
+  double den = 0, squares = 0;
+  for (double w : plain_weights(pr, j, h)) {
+    den += w;
+    squares += w * w;
+  }
+  return den * den / squares;
+}
+
+// Row j's corrected estimate g_j (depth values) of problem q at bandwidth h, from the formula:
+// g_j = pi_j + shrink(sum_{i != j} w_ji (t_i - pi^(m)_i) / sum_{i != j} w_ji),
+// shrink(delta) = delta - s^2 / delta where |delta| exceeds the noise level s = sqrt(pi (1 - pi) / N),
+// N = (sum w)^2 / sum w^2, else 0; `whole`: shrink(delta) = delta. pi_j is row j's own pilot, pi^(m)_i the
+// model of row j's fold m at centre i (fold-matched residuals: no model that saw y_j enters g_j).
+std::vector<double> plain_g(const PlainProblem& pr, const ecekde::detail::CrossfitPilots& pilots, std::size_t q,
+                            std::size_t j, double h, bool whole = false) {
+  const std::size_t n = pr.x.size() / pr.dim;
+  const std::vector<double>& pi = pilots.held_out[q];
+  const double* model = pilots.models[q].data() + pilots.fold_of[j] * n * pr.depth;
+  const std::vector<double> w = plain_weights(pr, j, h);
   double den = 0, squares = 0;
   std::vector<double> acc(pr.depth, 0.0), g(pr.depth);
   for (std::size_t i = 0; i < n; ++i) {
     if (i == j) continue;
-    const double w = std::exp(logw[i] - top);
-    den += w;
-    squares += w * w;
-    for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w * (pr.t[i * pr.depth + l] - model[i * pr.depth + l]);
+    den += w[i];
+    squares += w[i] * w[i];
+    for (std::size_t l = 0; l < pr.depth; ++l) acc[l] += w[i] * (pr.t[i * pr.depth + l] - model[i * pr.depth + l]);
   }
   for (std::size_t l = 0; l < pr.depth; ++l) {
     const double p0 = pi[j * pr.depth + l], delta = acc[l] / den;
     const double s2 = p0 * (1 - p0) * squares / (den * den);
-    const double kept = delta * delta > s2 ? std::fabs(delta) - s2 / std::fabs(delta) : 0.0;
+    const double kept = whole ? std::fabs(delta) : delta * delta > s2 ? std::fabs(delta) - s2 / std::fabs(delta) : 0.0;
     g[l] = p0 + std::copysign(kept, delta);
   }
   return g;
 }
 
 // The estimate's raw value (before clamping at 0) and its standard error, from the formula:
-// T = mean_j (t_j - x_j) . phi_p(g_j - x_j), with g_j from plain_g(), over the input rows `rows` (every
-// row when empty); the variance of the influence terms over n, plus, for m < n rows, the subsampling's
-// (1 - m / n) var(t) / m.
+// T = mean_j (t_j - x_j) . phi_p(g_j - x_j), with g_j from plain_g() (the correction whole where `whole`),
+// over the input rows `rows` (every row when empty); the variance of the influence terms over n, plus, for
+// m < n rows, the subsampling's (1 - m / n) var(t) / m.
 std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType type, double h, double p,
                                          const ecekde::detail::CrossfitPilots& pilots,
-                                         std::vector<std::size_t> rows = {}) {
+                                         std::vector<std::size_t> rows = {}, bool whole = false,
+                                         std::vector<double>* influence_out = nullptr) {
   const std::size_t n = d.n;
   if (rows.empty()) {
     rows.resize(n);
@@ -151,7 +171,7 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
     const PlainProblem& pr = problems[q];
     for (std::size_t r = 0; r < m; ++r) {
       const std::size_t j = rows[r];
-      const std::vector<double> g = plain_g(pr, pilots, q, j, h);
+      const std::vector<double> g = plain_g(pr, pilots, q, j, h, whole);
       double t = 0, extra = 0;
       for (std::size_t l = 0; l < pr.depth; ++l) {
         const double f = pr.x[j * pr.dim + l], y = pr.t[j * pr.depth + l];
@@ -168,6 +188,7 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
     for (double x : v) squares += (x - mean) * (x - mean);
     return squares / static_cast<double>(m - 1);
   };
+  if (influence_out) *influence_out = influence;
   const double mean = std::accumulate(term.begin(), term.end(), 0.0) / static_cast<double>(m);
   const double subsampling = (1 - static_cast<double>(m) / static_cast<double>(n)) * variance(term) / static_cast<double>(m);
   return {mean, std::sqrt(variance(influence) / static_cast<double>(n) + (m < n ? subsampling : 0.0))};
@@ -255,9 +276,10 @@ TEST(Crossfit, RowMeanOverASubsetAgreesWithThePlainFormula) {
               EXPECT_EQ(r.averaged_rows, m);
               const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), CalibrationType::canonical,
                                                       false, o.execution, true);
+              const bool whole = r.selection && r.selection->criterion_choice > 0;  // p = 2's own bandwidth
               const auto [value, se] = plain_crossfit(d, CalibrationType::canonical, r.bandwidth, p,
                                                       ecekde::detail::crossfit_pilots(in, o),
-                                                      ecekde::detail::criterion_rows(n, m));
+                                                      ecekde::detail::criterion_rows(n, m), whole);
               EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
               EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
             }
@@ -344,6 +366,97 @@ TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
           EXPECT_EQ(r.bandwidth, grid[best]);
         }
     }
+}
+
+// CE_2^2's own bandwidth (correction.hpp, kLeastNeighbours): at p = 2 the candidate is the narrowest grid
+// bandwidth below the criterion's best whose median criterion row (over every problem) has at least
+// kLeastNeighbours effective neighbours, the correction kept whole there; the estimate takes it where it
+// reads more than at the criterion's best by over kNarrowingZ standard errors of the difference (the
+// variance of the rows' differences of influence terms over n), else the criterion's best; at p = 1 always
+// the criterion's. The neighbours, both figures and their difference's error from the formula, the estimate
+// against it, for canonical (the shared sweep, its criterion's kept sums) and marginal (the score tree),
+// over threads and block sizes, on every row and on a subset of criterion rows, on a local bump (on a grid
+// of four bandwidths, where the criterion's choice sits just above a narrower candidate), an overconfident
+// and a calibrated model. Both outcomes must occur, or the test says nothing.
+// K = 3 softmax predictions whose labels follow them except in a band of the simplex (0.25 < f_0 < 0.45),
+// where class 0 has probability `to`: a local miscalibration that no pilot follows.
+oracle::Data local_bump(std::size_t n, std::uint64_t seed, double to = 0.95) {
+  oracle::Data d = testdata::softmax_predictions(n, 3, seed);
+  ecekde::Rng rng(seed + 1);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double f0 = d.f[j * 3];
+    std::vector<double> truth(d.f.begin() + static_cast<std::ptrdiff_t>(j * 3),
+                              d.f.begin() + static_cast<std::ptrdiff_t>(j * 3 + 3));
+    if (f0 > 0.25 && f0 < 0.45) truth = {to, (1 - to) / 2, (1 - to) / 2};
+    d.y[j] = static_cast<std::int64_t>(rng.categorical(truth));
+  }
+  return d;
+}
+
+TEST(Crossfit, SquaredErrorTakesANarrowerBandwidthWhereItReadsMore) {
+  std::size_t narrowed = 0, kept = 0;
+  // a local bump, overconfident softmax, calibrated softmax
+  for (auto [model, n] : {std::pair{0, std::size_t{1500}}, std::pair{1, std::size_t{260}}, std::pair{2, std::size_t{400}}})
+      for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal})
+        for (std::size_t criterion : {std::size_t{0}, std::size_t{150}}) {
+          const oracle::Data d = model == 0 ? local_bump(n, 5 + n, type == CalibrationType::canonical ? 0.7 : 0.95)
+                                            : testdata::softmax_predictions(n, 3, 5 + n, 2.0, model == 1 ? 1.6 : 1.0);
+          const std::vector<PlainProblem> problems = plain_problems(d, type);
+          for (auto [threads, block] : {std::pair{1, std::size_t{0}}, std::pair{2, std::size_t{7}}}) {
+            SCOPED_TRACE(testing::Message() << "n " << n << " model " << model << " "
+                                            << ecekde::to_string(type) << " criterion rows " << criterion
+                                            << " threads " << threads);
+            ecekde::EstimateOptions o = options(type, std::nullopt, 2.0, threads, block);
+            o.bandwidth_selection.max_rows = criterion;
+            if (model == 0)
+              o.bandwidth_selection.grid = type == CalibrationType::canonical ? std::vector<double>{0.1, 0.3, 3.0, 10.0}
+                                                                              : std::vector<double>{0.01, 0.03, 3.0, 10.0};
+            const ecekde::Result r = run(d, o);
+            ASSERT_TRUE(r.selection.has_value());
+            const std::vector<double>& grid = r.selection->grid;
+            std::size_t best = 0;
+            for (std::size_t b = 1; b < grid.size(); ++b)
+              if (r.selection->score[b] > r.selection->score[best]) best = b;
+            const std::vector<std::size_t> rows = ecekde::detail::criterion_rows(n, criterion == 0 ? n : criterion);
+            std::size_t narrower = best;
+            for (std::size_t b = 0; b < best && narrower == best; ++b) {
+              std::vector<double> neighbours;
+              for (const PlainProblem& pr : problems)
+                for (std::size_t j : rows) neighbours.push_back(plain_neighbours(pr, j, grid[b]));
+              std::sort(neighbours.begin(), neighbours.end());
+              if (neighbours[neighbours.size() / 2] >= ecekde::detail::kLeastNeighbours) narrower = b;
+            }
+            const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, o.execution, true);
+            const auto pilots = ecekde::detail::crossfit_pilots(in, o);
+            std::vector<double> wide_influence, narrow_influence;
+            const auto [wide, wide_se] = plain_crossfit(d, type, grid[best], 2.0, pilots, {}, false, &wide_influence);
+            bool narrows = false;
+            if (narrower < best) {
+              const double narrow =
+                  plain_crossfit(d, type, grid[narrower], 2.0, pilots, {}, true, &narrow_influence).first;
+              std::vector<double> difference(n);
+              for (std::size_t j = 0; j < n; ++j) difference[j] = narrow_influence[j] - wide_influence[j];
+              const double mean = std::accumulate(difference.begin(), difference.end(), 0.0) / static_cast<double>(n);
+              double squares = 0;
+              for (double v : difference) squares += (v - mean) * (v - mean);
+              const double se = std::sqrt(squares / static_cast<double>(n - 1) / static_cast<double>(n));
+              narrows = narrow - wide > ecekde::detail::kNarrowingZ * se;
+            }
+            narrowed += narrows;
+            kept += !narrows;
+            EXPECT_EQ(r.bandwidth, grid[narrows ? narrower : best]);
+            EXPECT_EQ(r.selection->criterion_choice, narrows ? grid[best] : 0.0);
+            const auto [value, se] = plain_crossfit(d, type, r.bandwidth, 2.0, pilots, {}, narrows);
+            EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+            EXPECT_NEAR(r.standard_error, se, 1e-9 * se + 1e-14);
+            o.p = 1;
+            const ecekde::Result p1 = run(d, o);
+            EXPECT_EQ(p1.bandwidth, grid[best]);
+            EXPECT_EQ(p1.selection->criterion_choice, 0.0);
+          }
+        }
+  EXPECT_GT(narrowed, 0u);
+  EXPECT_GT(kept, 0u);
 }
 
 // The canonical criterion over a subset of rows (its row limit below n), on plain and on saturated

@@ -99,6 +99,13 @@ double squared_error(const Problem& pr, std::size_t j, const double* g) {
 
 }  // namespace
 
+std::size_t squares_bandwidth(const std::vector<double>& enough, double rows, std::size_t best) {
+  const double needed = rows - std::floor(rows / 2);  // rows at or above the upper median
+  for (std::size_t b = 0; b < best; ++b)
+    if (enough[b] >= needed) return b;
+  return best;
+}
+
 double brier(const Problem& pr, const Corrected& c, Communicator* ranks, std::size_t rows) {
   const std::size_t R = c.self.size();
   std::vector<double> terms(R);
@@ -177,7 +184,8 @@ void for_each_fold(const Problem& pr, std::span<const std::size_t> self, std::sp
   }
 }
 
-Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan) {
+Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan,
+                  Shrinkage shrinkage = Shrinkage::garrote) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
@@ -185,7 +193,8 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
   Corrected out = evaluated(pr, in.subset.self);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
     double* g = out.g.data() + q * depth;
-    out.neighbours[q] = corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; });
+    out.neighbours[q] =
+        corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; }, shrinkage);
   };
   if (uses_tree(pr, plan)) {  // every fold's residuals in one payload, each row reading its own fold's
     auto own_fold = [&](std::size_t q, double den, double squares, const double* acc) {
@@ -214,14 +223,15 @@ bool shares_dots(std::size_t problems, std::size_t bandwidths, const LabelledPoi
   return problems == 1 && bandwidths > 1 && (lp.points.dim != 2 || !plan.expansions);
 }
 
-// The criterion's own corrections: g and N of its rows (sorted positions `self`) at every bandwidth of the
-// grid, [b][q * depth + l] and [b][q]. The final corrections at the chosen bandwidth are bitwise these for
-// those rows (a row's sums do not depend on which other rows share its sweep), so the final sweep takes
-// only the mean's other rows: at n = 10,000, K = 10 (the criterion on every row) none at all, at K = 1,000
-// a fifth fewer. Kept where they take at most kMaxKeptCorrections doubles.
+// The criterion's own corrections: the kernel averages of the residuals (delta) and N of its rows (sorted
+// positions `self`) at every bandwidth of the grid, [b][q * depth + l] and [b][q]. The final corrections at
+// the chosen bandwidth are bitwise those they give (corrected_value(), either shrinkage) for those rows (a
+// row's sums do not depend on which other rows share its sweep), so the final sweep takes only the mean's
+// other rows: at n = 10,000, K = 10 (the criterion on every row) none at all, at K = 1,000 a fifth fewer.
+// Kept where they take at most kMaxKeptCorrections doubles.
 struct CriterionCorrections {
   std::vector<std::size_t> self;
-  std::vector<std::vector<double>> g, neighbours;
+  std::vector<std::vector<double>> delta, neighbours;
 };
 constexpr std::size_t kMaxKeptCorrections = std::size_t{1} << 25;  // 256 MB
 
@@ -230,43 +240,58 @@ constexpr std::size_t kMaxKeptCorrections = std::size_t{1} << 25;  // 256 MB
 // each of its two sweeps took the estimate from 12.0 s to 10.8 s (docs/history.md, 7.22).
 constexpr std::size_t kMaxFoldResiduals = std::size_t{1} << 26;
 
-// The mean leave-one-out Brier score of the corrections at every bandwidth of `grid`, over the input rows
-// `rows` (all when empty), from one sweep whose tiles of dot products all bandwidths share (SharedDots):
-// bitwise brier(correct(...)) at each, without keeping every bandwidth's corrections unless `keep` asks
-// for them. For the canonical problem at K = 1,000 the dot products are half of each sweep
-// (docs/benchmarks.md).
-std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
-                                 std::span<const double> residuals, const SweepPlan& plan,
-                                 CriterionCorrections* keep = nullptr) {
+// The criterion's figures per problem q and grid point b, at [q * grid size + b]: the mean leave-one-out
+// Brier score of the corrections over the criterion's rows, and how many of those rows have at least
+// kLeastNeighbours effective neighbours (for squares_bandwidth()).
+struct GridScores {
+  std::vector<double> brier, enough;
+};
+
+// GridScores of one problem at every bandwidth of `grid`, over the input rows `rows` (all when empty), from
+// one sweep whose tiles of dot products all bandwidths share (SharedDots): each Brier score bitwise
+// brier(correct(...)), without keeping every bandwidth's corrections unless `keep` asks for them. For the
+// canonical problem at K = 1,000 the dot products are half of each sweep (docs/benchmarks.md).
+GridScores brier_scores(const Problem& pr, const std::vector<double>& grid, std::span<const std::size_t> rows,
+                        std::span<const double> residuals, const SweepPlan& plan, CriterionCorrections* keep = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   const std::vector<std::size_t> self = rows.empty() ? evaluated_rows(pr, {}) : positions_of(lp, rows);
-  std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size());
+  std::vector<std::vector<double>> offsets(grid.size(), std::vector<double>(n)), terms(grid.size()),
+      enough(grid.size());
   for (std::size_t b = 0; b < grid.size(); ++b) {
     lp.points.centre_offsets(grid[b], offsets[b], plan.threads);
     terms[b].assign(self.size(), 0.0);
+    enough[b].assign(self.size(), 0.0);
   }
   if (keep) {
     keep->self = self;
-    keep->g.assign(grid.size(), std::vector<double>(self.size() * depth));
+    keep->delta.assign(grid.size(), std::vector<double>(self.size() * depth));
     keep->neighbours.assign(grid.size(), std::vector<double>(self.size()));
   }
   for_each_fold(pr, self, residuals, plan.threads,
                 [&](const std::vector<std::size_t>& group, const RowSubset& fold_rows, std::span<const double> own) {
                   auto part = [&](std::size_t b) {
-                    double* g = keep ? keep->g[b].data() : nullptr;
+                    double* delta = keep ? keep->delta[b].data() : nullptr;
                     double* neighbours = keep ? keep->neighbours[b].data() : nullptr;
-                    auto finish = [&pr, &self, &group, out = terms[b].data(), g, neighbours, depth](
-                                      std::size_t k, double den, double squares, const double* acc) {
+                    auto finish = [&pr, &self, &group, out = terms[b].data(), many = enough[b].data(), delta,
+                                   neighbours, depth](std::size_t k, double den, double squares, const double* acc) {
                       const std::size_t q = group[k];
-                      if (!g) {
+                      const double rows_neighbours = den * den / squares;
+                      many[q] = rows_neighbours >= kLeastNeighbours;
+                      if (!delta) {
                         out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
                         return;
                       }
-                      double* gq = g + q * depth;
-                      neighbours[q] =
-                          corrected_row(pr, self[q], den, squares, acc, [gq](std::size_t l, double v) { gq[l] = v; });
-                      out[q] = squared_error(pr, self[q], gq);
+                      neighbours[q] = rows_neighbours;
+                      double e = 0;
+                      for (std::size_t l = 0; l < depth; ++l) {
+                        delta[q * depth + l] = acc[l] / den;
+                        const double d = pr.target(self[q], l) -
+                                         corrected_value(pr.pilot[self[q] * depth + l], acc[l] / den, rows_neighbours,
+                                                         Shrinkage::garrote);
+                        e += d * d;
+                      }
+                      out[q] = e;
                     };
                     return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], own, depth, finish, fold_rows.self);
                   };
@@ -274,16 +299,19 @@ std::vector<double> brier_scores(const Problem& pr, const std::vector<double>& g
                   for (std::size_t b = 0; b < grid.size(); ++b) parts.push_back(part(b));
                   sweep(fold_rows.points, lp.points, plan, SharedDots(std::move(parts)));
                 });
-  std::vector<double> scores;
-  for (const std::vector<double>& t : terms) scores.push_back(accurate_sum(t) / static_cast<double>(t.size()));
+  GridScores scores;
+  for (std::size_t b = 0; b < grid.size(); ++b) {
+    scores.brier.push_back(accurate_sum(terms[b]) / static_cast<double>(terms[b].size()));
+    scores.enough.push_back(accurate_sum(enough[b]));
+  }
   return scores;
 }
 
-// The corrections at grid[b] of the input rows `rows` (all when empty): the criterion's kept ones where it
-// scored the row, the others swept (correct()).
+// The corrections at grid[b] of the input rows `rows` (all when empty): from the criterion's kept sums where
+// it scored the row, the others swept (correct()).
 Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid, std::size_t b,
                               const CriterionCorrections& kept, std::span<const std::size_t> rows,
-                              std::span<const double> residuals, const SweepPlan& plan) {
+                              std::span<const double> residuals, const SweepPlan& plan, Shrinkage shrinkage) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t depth = pr.depth;
   Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(lp, rows));
@@ -297,12 +325,15 @@ Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid
       missing_at.push_back(q);
       continue;
     }
-    std::copy_n(kept.g[b].begin() + static_cast<std::ptrdiff_t>(k * depth), depth,
-                out.g.begin() + static_cast<std::ptrdiff_t>(q * depth));
-    out.neighbours[q] = kept.neighbours[b][k];
+    const double neighbours = kept.neighbours[b][k];
+    for (std::size_t l = 0; l < depth; ++l)
+      out.g[q * depth + l] =
+          corrected_value(pr.pilot[out.self[q] * depth + l], kept.delta[b][k * depth + l], neighbours, shrinkage);
+    out.neighbours[q] = neighbours;
   }
   if (missing.empty()) return out;
-  const Corrected swept = correct(pr, grid[b], correction_inputs(pr, missing, plan, nullptr, residuals), plan);
+  const Corrected swept =
+      correct(pr, grid[b], correction_inputs(pr, missing, plan, nullptr, residuals), plan, shrinkage);
   for (std::size_t m = 0; m < missing.size(); ++m) {
     std::copy_n(swept.g.begin() + static_cast<std::ptrdiff_t>(m * depth), depth,
                 out.g.begin() + static_cast<std::ptrdiff_t>(missing_at[m] * depth));
@@ -313,11 +344,11 @@ Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid
 
 // correct() for every problem at one bandwidth. The sums do not depend on how the problems are split.
 std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double h, std::span<const std::size_t> rows,
-                                   const SweepPlan& plan) {
+                                   const SweepPlan& plan, Shrinkage shrinkage = Shrinkage::garrote) {
   std::vector<Corrected> out(problems.size());
   const Share mine = for_each_problem(
       problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
-        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows, own), own);
+        out[q] = correct(problems[q], h, correction_inputs(problems[q], rows, own), own, shrinkage);
       });
   if (mine.size() == problems.size() || plan.owned_problems) return out;  // owned: the others' stay empty
   for (std::size_t q = 0; q < problems.size(); ++q)
@@ -330,30 +361,37 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
   return out;
 }
 
-// The mean leave-one-out Brier score of every problem's corrections at every bandwidth of `grid`, over the
-// input rows `rows` (all when empty): scores[q * grid.size() + b], each bitwise brier(correct(...)). Each
-// problem is swept at every bandwidth in turn, so that its score tree and its correction inputs are built
-// once (at K = 1,000, n = 50,000 the trees' sorting and building were a tenth of a marginal estimate).
-std::vector<double> brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
-                               std::span<const std::size_t> rows, const SweepPlan& plan) {
+// GridScores of every problem at every bandwidth of `grid`, over the input rows `rows` (all when empty),
+// each Brier score bitwise brier(correct(...)). Each problem is swept at every bandwidth in turn, so that
+// its score tree and its correction inputs are built once (at K = 1,000, n = 50,000 the trees' sorting and
+// building were a tenth of a marginal estimate).
+GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
+                      std::span<const std::size_t> rows, const SweepPlan& plan) {
   const std::size_t B = grid.size();
-  std::vector<double> scores(problems.size() * B, 0.0);
+  GridScores scores{std::vector<double>(problems.size() * B, 0.0), std::vector<double>(problems.size() * B, 0.0)};
   const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
     const Problem& pr = problems[q];
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
     const CorrectionInputs in = correction_inputs(pr, rows, own, tree ? &*tree : nullptr);
-    for (std::size_t b = 0; b < B; ++b)
-      scores[q * B + b] = brier(pr, correct(pr, grid[b], in, own));
+    for (std::size_t b = 0; b < B; ++b) {
+      const Corrected c = correct(pr, grid[b], in, own);
+      scores.brier[q * B + b] = brier(pr, c);
+      scores.enough[q * B + b] = static_cast<double>(
+          std::count_if(c.neighbours.begin(), c.neighbours.end(), [](double v) { return v >= kLeastNeighbours; }));
+    }
   });
-  if (mine.size() != problems.size()) combine_shares(plan.communicator, scores);
+  if (mine.size() != problems.size()) {
+    combine_shares(plan.communicator, scores.brier);
+    combine_shares(plan.communicator, scores.enough);
+  }
   return scores;
 }
 
 }  // namespace
 
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
-                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n) {
+                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n, bool for_squares) {
   const std::vector<std::size_t> rows = criterion_rows(n, max_rows), averaged = criterion_rows(n, mean_rows);
   const bool all_rows = rows.size() == n;
   const std::span<const std::size_t> criterion = all_rows ? std::span<const std::size_t>{} : rows;
@@ -387,27 +425,46 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   // final corrections, where they take at most kMaxFoldResiduals doubles (else fold by fold in each).
   const Problem& front = problems.front();
   const std::size_t residual_values = front.folds.count * payload_stride(front.depth) * n;
-  const Residuals residuals =
+  Residuals residuals =
       shared && residual_values <= kMaxFoldResiduals ? fold_residuals(front, 0, front.folds.count, plan.threads)
                                                      : Residuals{};
-  const std::vector<double> briers = shared ? brier_scores(front, grid, criterion, residuals, plan, kept ? &*kept : nullptr)
-                                            : brier_grid(problems, grid, criterion, plan);
+  const GridScores scores = shared ? brier_scores(front, grid, criterion, residuals, plan, kept ? &*kept : nullptr)
+                                   : brier_grid(problems, grid, criterion, plan);
+  const std::size_t B = grid.size();  // the scores' problems: one when shared
+  std::vector<double> enough(B, 0.0);
   std::size_t best = 0;
-  for (std::size_t b = 0; b < grid.size(); ++b) {
+  for (std::size_t b = 0; b < B; ++b) {
     double score = 0;
-    if (shared) {
-      score = -briers[b];
-    } else {
-      for (std::size_t q = 0; q < problems.size(); ++q) score -= briers[q * grid.size() + b];
+    for (std::size_t q = 0; q < scores.brier.size() / B; ++q) {
+      score -= scores.brier[q * B + b];
+      enough[b] += scores.enough[q * B + b];
     }
     fit.selection.score.push_back(score);
     if (b == 0 || score > fit.selection.score[best]) best = b;
   }
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  if (kept) fit.corrected = {correct_beside_kept(front, grid, best, *kept, mean, residuals, plan)};
-  else if (shared) fit.corrected = {correct(front, grid[best], correction_inputs(front, mean, plan, nullptr, residuals), plan)};
-  else fit.corrected = correct_all(problems, grid[best], mean, plan);
+  // The corrections of the mean's rows at grid point b: from the criterion's kept sums where it has them.
+  auto at = [&problems, &front, grid, shared, averaged, all_means = mean.empty(), plan](
+                std::size_t b, Shrinkage shrinkage, const CriterionCorrections* kept_sums,
+                std::span<const double> formed) -> std::vector<Corrected> {
+    const std::span<const std::size_t> rows = all_means ? std::span<const std::size_t>{} : averaged;
+    if (kept_sums) return {correct_beside_kept(front, grid, b, *kept_sums, rows, formed, plan, shrinkage)};
+    if (shared) return {correct(front, grid[b], correction_inputs(front, rows, plan, nullptr, formed), plan, shrinkage)};
+    return correct_all(problems, grid[b], rows, plan, shrinkage);
+  };
+  fit.corrected = at(best, Shrinkage::garrote, kept ? &*kept : nullptr, residuals);
+  const std::size_t narrower =
+      for_squares ? squares_bandwidth(enough, static_cast<double>(rows.size() * (scores.brier.size() / B)), best)
+                  : best;
+  if (narrower < best) {
+    fit.narrowed_at = narrower;
+    auto sums = std::make_shared<std::optional<CriterionCorrections>>(std::move(kept));
+    auto formed = std::make_shared<const Residuals>(std::move(residuals));
+    fit.narrowed = [at, narrower, sums, formed] {
+      return at(narrower, Shrinkage::whole, *sums ? &**sums : nullptr, *formed);
+    };
+  }
   return fit;
 }
 

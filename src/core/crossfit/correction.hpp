@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -95,19 +96,48 @@ Residuals fold_residuals(const Problem& pr, std::size_t first, std::size_t folds
 // The evaluated rows (sorted positions `self`) by fold: each fold's indices into `self`, in their order.
 std::vector<std::vector<std::size_t>> fold_groups(const Problem& pr, std::span<const std::size_t> self);
 
+// How a row's correction delta enters g: through the garrote above (the bandwidth criterion, and the
+// estimate at every p but 2), or kept whole (CE_2^2 at its own bandwidth: fit_corrections()).
+enum class Shrinkage { garrote, whole };
+
+// Component l's corrected estimate from its pilot pi, its kernel average of the residuals delta and the
+// row's effective number of neighbours.
+inline double corrected_value(double pi, double delta, double neighbours, Shrinkage shrinkage) {
+  if (shrinkage == Shrinkage::whole) return pi + delta;
+  const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
+  const double size = std::fabs(delta), kept = size > noise ? size - noise * noise / size : 0.0;
+  return pi + (delta < 0 ? -kept : kept);
+}
+
 // Row j's corrected estimate g_jl (l < depth, handed to put(l, g_jl)) from its kernel sums: D_j = den,
 // Q_j = squares, A_j = acc. Returns its effective number of neighbours.
 template <class Put>
-double corrected_row(const Problem& pr, std::size_t j, double den, double squares, const double* acc, Put put) {
+double corrected_row(const Problem& pr, std::size_t j, double den, double squares, const double* acc, Put put,
+                     Shrinkage shrinkage = Shrinkage::garrote) {
   const double neighbours = den * den / squares;
-  for (std::size_t l = 0; l < pr.depth; ++l) {
-    const double pi = pr.pilot[j * pr.depth + l], delta = acc[l] / den;
-    const double noise = std::sqrt(std::max(pi * (1 - pi), 0.0) / neighbours);
-    const double size = std::fabs(delta), kept = size > noise ? size - noise * noise / size : 0.0;
-    put(l, pi + (delta < 0 ? -kept : kept));
-  }
+  for (std::size_t l = 0; l < pr.depth; ++l)
+    put(l, corrected_value(pr.pilot[j * pr.depth + l], acc[l] / den, neighbours, shrinkage));
   return neighbours;
 }
+
+// CE_2^2's bandwidth. Its row terms (e_y - f) . (g - f) are linear in g, and g's noise is independent of
+// the row's own label, so that noise adds no bias: what biases the figure is a wide bandwidth's smoothing
+// and the garrote's pull towards the pilot. So for p = 2 a narrower candidate is formed: the correction kept
+// whole at the narrowest grid bandwidth below the Brier score's whose median criterion row has at least
+// kLeastNeighbours effective neighbours (each row's noise then adds about 1 / kLeastNeighbours of the
+// residuals' variance to its term's). The estimate takes it where it reads more than the Brier score's
+// bandwidth by over kNarrowingZ standard errors of the difference (from the rows' differences of influence
+// terms): a miscalibration that the wider bandwidth smoothed away. Where it does not, the narrower one
+// would only add noise: taken always, calibrated K = 10 models read marginal CE_2 0.025 to 0.031 instead
+// of below 0.02, and peaked 20,000 x 10 input took h = 0.001 at five times the standard error
+// (docs/estimator.md, section 3; docs/history.md, 7.23). As n grows the candidate bandwidth shrinks, and
+// with it the smoothing's bias: the estimate is consistent on local maps too.
+inline constexpr double kLeastNeighbours = 100, kNarrowingZ = 2;
+
+// The grid point for CE_2^2 given the criterion's choice `best`: the first b < best whose count of rows
+// with at least kLeastNeighbours neighbours, `enough[b]`, makes the median (the upper one of `rows`) such a
+// row; `best` when none does.
+std::size_t squares_bandwidth(const std::vector<double>& enough, double rows, std::size_t best);
 
 // Row j's squared error sum_l (target - g_jl)^2, its term of the Brier criterion, from its kernel sums.
 double corrected_squared_error(const Problem& pr, std::size_t j, double den, double squares, const double* acc);
@@ -122,16 +152,21 @@ struct Fit {
   std::vector<Corrected> corrected;  // per problem, the averaged rows (every row unless fewer) in sorted order
   BandwidthSelection selection;
   std::size_t averaged_rows = 0;     // the rows of the row mean, over every rank
+  // p = 2: the corrections of the same rows kept whole at grid point `narrowed_at` (squares_bandwidth(),
+  // below the criterion's), formed on demand; empty where there is no such point.
+  std::function<std::vector<Corrected>()> narrowed;
+  std::size_t narrowed_at = 0;
 };
 
 // The bandwidth by the criterion over at most `max_rows` rows, then the corrections at it of the
-// `mean_rows` rows (criterion_rows(n, mean_rows): a uniform subset when fewer than n).
+// `mean_rows` rows (criterion_rows(n, mean_rows): a uniform subset when fewer than n). `for_squares`
+// (p = 2): also Fit::narrowed, where squares_bandwidth() finds a narrower grid point.
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
-                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n);
+                    std::size_t mean_rows, const SweepPlan& plan, std::size_t n, bool for_squares);
 
 // fit_corrections() for one problem whose rows are split over the ranks (own_rows): the criterion's and
 // the mean's rows are the whole input's (criterion_rows of all n), each rank scoring those among its own.
 Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows,
-                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan);
+                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan, bool for_squares);
 
 }  // namespace ecekde::detail

@@ -117,8 +117,8 @@ double normal_quantile(double level) {
   return (lo + hi) / 2;
 }
 
-void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,
-                    const EstimateOptions& options, const RingLayout* ring) {
+RowTerms add_functional(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,
+                        const EstimateOptions& options, const RingLayout* ring) {
   Communicator* ranks = ring ? ring->comm : nullptr;  // own_rows: the sums over rows are combined over these
   const std::size_t n = r.n, own = in.pred.n;
   const double weight = problem_weight(options.type);
@@ -172,6 +172,20 @@ void add_functional(Result& r, const std::vector<Problem>& problems, const Fit& 
   r.ce_pow_p_interval = Bounds{options.level, std::max(raw - z * r.standard_error, 0.0), std::max(raw + z * r.standard_error, 0.0)};
   r.ce_interval = Bounds{options.level, root_of(r.ce_pow_p_interval->lower, options.p),
                          root_of(r.ce_pow_p_interval->upper, options.p)};
+  return {raw, std::move(term), std::move(influence)};
+}
+
+bool reads_more(const RowTerms& a, const RowTerms& b, std::size_t averaged_rows, std::size_t n, const RingLayout* ring) {
+  Communicator* ranks = ring ? ring->comm : nullptr;
+  std::vector<double> term(a.term.size()), influence(a.influence.size());
+  for (std::size_t j = 0; j < term.size(); ++j) {
+    term[j] = b.term[j] - a.term[j];
+    influence[j] = b.influence[j] - a.influence[j];
+  }
+  const double m = static_cast<double>(averaged_rows), all = static_cast<double>(n);
+  const double variance = sample_variance(influence, ranks, averaged_rows) / all +
+                          (averaged_rows < n ? (1 - m / all) * sample_variance(term, ranks, averaged_rows) / m : 0.0);
+  return b.raw - a.raw > kNarrowingZ * std::sqrt(variance);
 }
 
 void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,

@@ -117,15 +117,15 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
 // The corrected estimate at bandwidth h of this rank's rows among the input rows `rows` (all when empty),
 // over every rank's centres.
 Corrected ring_correct(const Problem& pr, double h, std::span<const std::size_t> rows, const RingLayout& at,
-                       const SweepPlan& plan) {
+                       const SweepPlan& plan, Shrinkage shrinkage = Shrinkage::garrote) {
   const std::size_t width = pr.depth + 3;
   Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(*pr.lp, own_rows_of(at, rows)));
   const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), out.self, at, plan)[0];
   for (std::size_t q = 0; q < out.self.size(); ++q) {
     const double* row = sums.data() + q * width;
     double* g = out.g.data() + q * pr.depth;
-    out.neighbours[q] =
-        corrected_row(pr, out.self[q], row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; });
+    out.neighbours[q] = corrected_row(
+        pr, out.self[q], row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; }, shrinkage);
   }
   return out;
 }
@@ -133,7 +133,7 @@ Corrected ring_correct(const Problem& pr, double h, std::span<const std::size_t>
 }  // namespace
 
 Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std::size_t max_rows,
-                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan) {
+                         std::size_t mean_rows, const RingLayout& at, const SweepPlan& plan, bool for_squares) {
   const LabelledPoints& lp = *pr.lp;
   const std::vector<std::size_t> chosen = criterion_rows(at.n, max_rows), mine = own_rows_of(at, chosen);
   const std::vector<std::size_t> averaged = criterion_rows(at.n, mean_rows);
@@ -153,19 +153,23 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
     fit.selection.best_score = fit.selection.score[0];
     return fit;
   }
-  // Each bandwidth's score: minus the mean over every rank's criterion rows of the squared error of g.
+  // Each bandwidth's score: minus the mean over every rank's criterion rows of the squared error of g; and
+  // how many of those rows have at least kLeastNeighbours effective neighbours (squares_bandwidth()).
+  std::vector<double> enough;
   const std::size_t width = pr.depth + 3;
   const std::size_t group = std::max<std::size_t>(1, kRingSumsBytes / (sizeof(double) * width * std::max<std::size_t>(self.size(), 1)));
   for (std::size_t b0 = 0; b0 < grid.size(); b0 += group) {
     const std::size_t count = std::min(group, grid.size() - b0);
     const auto sums = ring_payload_sums(pr, std::span<const double>(grid).subspan(b0, count), self, at, plan);
     for (const std::vector<double>& per_bandwidth : sums) {
-      std::vector<double> terms(self.size());
+      std::vector<double> terms(self.size()), many(self.size());
       for (std::size_t q = 0; q < self.size(); ++q) {
         const double* row = per_bandwidth.data() + q * width;
         terms[q] = corrected_squared_error(pr, self[q], row[1], row[2], row + 3);
+        many[q] = row[1] * row[1] / row[2] >= kLeastNeighbours;
       }
       fit.selection.score.push_back(-total_over_ranks(at.comm, terms) / static_cast<double>(chosen.size()));
+      enough.push_back(total_over_ranks(at.comm, many));
     }
   }
   std::size_t best = 0;
@@ -174,6 +178,15 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
   fit.corrected.push_back(ring_correct(pr, grid[best], mean, at, plan));
+  const std::size_t narrower =
+      for_squares ? squares_bandwidth(enough, static_cast<double>(chosen.size()), best) : best;
+  if (narrower < best) {
+    fit.narrowed_at = narrower;
+    fit.narrowed = [&pr, h = grid[narrower], averaged, all_means = mean.empty(), &at, plan] {
+      const std::span<const std::size_t> rows = all_means ? std::span<const std::size_t>{} : averaged;
+      return std::vector<Corrected>{ring_correct(pr, h, rows, at, plan, Shrinkage::whole)};
+    };
+  }
   return fit;
 }
 

@@ -12,13 +12,16 @@ namespace {
 
 // Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
 // dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the sweep
-// of the mean's rows at the chosen one, unless one bandwidth is the whole fit (PayloadSums' cost per pair;
-// the score tree's payload holds every one of the `folds` folds' residuals, correction.cpp).
+// of the mean's rows at the chosen one (p = 2: and at a narrower one, Fit::narrowed), unless one bandwidth
+// is the whole fit (PayloadSums' cost per pair; the score tree's payload holds every one of the `folds`
+// folds' residuals, correction.cpp).
 double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t depth, std::size_t folds,
-                std::size_t bandwidths, std::size_t max_rows, std::size_t mean_rows, const SweepPlan& plan) {
+                std::size_t bandwidths, std::size_t max_rows, std::size_t mean_rows, bool squares,
+                const SweepPlan& plan) {
   const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
   const bool one_pass = bandwidths == 1 && (rows == n || mean_rows < n);
-  const double swept_rows = static_cast<double>(one_pass ? mean_rows : bandwidths * rows + mean_rows);
+  const double swept_rows =
+      static_cast<double>(one_pass ? mean_rows : bandwidths * rows + (squares ? 2 : 1) * mean_rows);
   const double values = static_cast<double>(plan.expansions && dim == 2 ? folds * depth : depth);
   return static_cast<double>(count) * (1 + 0.1 * values) * row_work(plan, dim, n) * swept_rows;
 }
@@ -49,7 +52,7 @@ double crossfit_work(const Prepared& in, const EstimateOptions& options, std::si
                                                    first.one_dimensional);
   const std::size_t mean_rows = mean_row_limit(options.mean_rows, in.pred.n, in.pred.k, first.one_dimensional);
   double work = fit_work(in.problems.size(), own, first.points.dim, first.one_dimensional ? 1 : first.classes,
-                         options.folds, bandwidths, max_rows, mean_rows, in.plan);
+                         options.folds, bandwidths, max_rows, mean_rows, options.p == 2, in.plan);
   work += options.type == CalibrationType::canonical ? pilot_work(1, own)
                                                      : own_pilots_work(in.problems.size(), own) +
                                                            pooled_work(in.problems.size(), own, in.plan);
