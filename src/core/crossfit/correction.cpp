@@ -278,20 +278,10 @@ GridScores brier_scores(const Problem& pr, const std::vector<double>& grid, std:
                       const std::size_t q = group[k];
                       const double rows_neighbours = den * den / squares;
                       many[q] = rows_neighbours >= kLeastNeighbours;
-                      if (!delta) {
-                        out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
-                        return;
-                      }
+                      out[q] = corrected_squared_error(pr, self[q], den, squares, acc);
+                      if (!delta) return;
                       neighbours[q] = rows_neighbours;
-                      double e = 0;
-                      for (std::size_t l = 0; l < depth; ++l) {
-                        delta[q * depth + l] = acc[l] / den;
-                        const double d = pr.target(self[q], l) -
-                                         corrected_value(pr.pilot[self[q] * depth + l], acc[l] / den, rows_neighbours,
-                                                         Shrinkage::garrote);
-                        e += d * d;
-                      }
-                      out[q] = e;
+                      for (std::size_t l = 0; l < depth; ++l) delta[q * depth + l] = acc[l] / den;
                     };
                     return PayloadSums(*plan.kernels, offsets[b], 1 / grid[b], own, depth, finish, fold_rows.self);
                   };
