@@ -137,11 +137,14 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
   const std::span<const std::uint32_t> by_t = order.empty() ? std::span<const std::uint32_t>(own_order) : order;
   ECEKDE_ASSERT(by_t.size() == R);
   auto own_of = [&](std::size_t j) { return self.empty() ? j : self[j]; };
+  // The rows' t in that order, read by every level (gathered once, not per interval and level).
+  std::vector<double> sorted_t(R);
+  for (std::size_t r = 0; r < R; ++r) sorted_t[r] = t[by_t[r]];
 
   std::vector<std::uint32_t> exact_rows;
   std::vector<Interval> open{{0, R, 0}};
   std::size_t points_used = 0;
-  std::vector<double> point_l1, row_error, own_w, row_t, values;
+  std::vector<double> point_l1, row_error, own_w, values;
   while (!open.empty()) {
     WorkLedger::check(plan.control);
     // Each interval's points: one where its rows share one t, else kPoints then a - L and b + L.
@@ -150,7 +153,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
     std::vector<std::size_t> first_point;
     for (const Interval& iv : open) {
       first_point.push_back(point_l1.size());
-      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]];
+      const double a = sorted_t[iv.begin], b = sorted_t[iv.end - 1];
       if (a == b) {
         const double* log_row = rows.log_x.data() + 2 * by_t[iv.begin];
         point_l1.push_back(log_row[0] - log_row[1]);
@@ -189,11 +192,14 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
     std::vector<Interval> next;
     // Halves an interval at its middle t (its rows split there); one that cannot be split is summed exactly.
     auto halve_interval = [&](const Interval& iv) {
-      const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], mid = a + 0.5 * (b - a);
+      const double a = sorted_t[iv.begin], b = sorted_t[iv.end - 1], mid = a + 0.5 * (b - a);
       const auto first = by_t.begin() + static_cast<std::ptrdiff_t>(iv.begin);
       const auto last = by_t.begin() + static_cast<std::ptrdiff_t>(iv.end);
       const auto split = static_cast<std::size_t>(
-          std::partition_point(first, last, [&](std::uint32_t j) { return t[j] <= mid; }) - by_t.begin());
+          std::partition_point(sorted_t.begin() + static_cast<std::ptrdiff_t>(iv.begin),
+                               sorted_t.begin() + static_cast<std::ptrdiff_t>(iv.end),
+                               [mid](double v) { return v <= mid; }) -
+          sorted_t.begin());
       if (iv.depth >= kMaxDepth || split == iv.begin || split == iv.end) {
         exact_rows.insert(exact_rows.end(), first, last);
         return;
@@ -216,7 +222,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
         in.S = sc[0];
         std::copy_n(ps, columns, in.g.begin());
       } else {
-        const double a = t[by_t[iv.begin]], b = t[by_t[iv.end - 1]], left = pt[kPoints], right = pt[kPoints + 1];
+        const double a = sorted_t[iv.begin], b = sorted_t[iv.end - 1], left = pt[kPoints], right = pt[kPoints + 1];
         auto log_f = [&](std::size_t k) { return sc[k] + std::log(ps[k * columns]); };
         in.u = (log_f(kPoints + 1) - log_f(kPoints)) / (right - left);
         if (!std::isfinite(in.u)) in.u = 0;
@@ -249,9 +255,8 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
       const std::size_t count = iv.end - iv.begin;
       row_error.resize(count);
       own_w.resize(count);
-      row_t.resize(count);
+      const double* row_t = sorted_t.data() + iv.begin;
       values.resize(count * columns);
-      for (std::size_t r = 0; r < count; ++r) row_t[r] = t[by_t[iv.begin + r]];
       // An interval whose bound at its worst (the product at Chebyshev points is at most 2) exceeds the
       // tolerance of half its smallest value at the points is halved before its rows are interpolated:
       // most intervals of the first levels are, and each level would otherwise take every row again.
@@ -261,7 +266,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
         continue;
       }
       if (in.count > 1)
-        plan.kernels->interpolate(row_t.data(), count, in.t.data(), in.weight.data(), kPoints, in.unit, in.g.data(),
+        plan.kernels->interpolate(row_t, count, in.t.data(), in.weight.data(), kPoints, in.unit, in.g.data(),
                                   columns, values.data(), row_error.data());
       bool halve = false;
       for (std::size_t r = 0; r < count && !halve; ++r) {
@@ -273,7 +278,7 @@ ScoreTree::GridCount ScoreTree::interpolated_sums(const KernelPoints& rows, std:
         const bool finite =
             (in.count > 1 && std::isfinite(out[0])) || in.at_point(row_t[r], columns, out, row_error[r]);
         halve = !finite || !(out[0] - row_error[r] > 0 && row_error[r] <= 0.5 * tol * (out[0] - row_error[r]));
-        scale[j] = in.S + (t[j] - in.c) * in.u + ups[j];
+        scale[j] = in.S + (row_t[r] - in.c) * in.u + ups[j];
         const std::size_t own = own_of(j);
         const double* log_row = rows.log_x.data() + 2 * j;
         own_w[r] = own < n ? q * request.offsets[own] +
