@@ -62,6 +62,10 @@ void expect_same(const json& j, const ecekde::Result& r) {
     EXPECT_EQ(s.at("refined_score").get<std::vector<double>>(), r.selection->refined_score);
     EXPECT_EQ(s.at("chosen").get<double>(), r.selection->bandwidth);
     EXPECT_EQ(s.at("chosen_score").get<double>(), r.selection->best_score);
+    EXPECT_EQ(s.contains("criterion_choice"), r.selection->criterion_choice > 0);
+    if (r.selection->criterion_choice > 0) {
+      EXPECT_EQ(s.at("criterion_choice").get<double>(), r.selection->criterion_choice);
+    }
   }
   EXPECT_EQ(j.contains("class_ce_pow_p"), r.type == CalibrationType::marginal);
   if (r.type == CalibrationType::marginal) {

@@ -704,4 +704,23 @@ TEST(Report, BadInputGivesOneLine) {
   expect_failure({"--data", f.probs}, "give either --probs and --labels, or --data and --label-column, not both", 2);
 }
 
+// Where crossfit at p = 2 took a narrower bandwidth than its criterion's, the JSON names the criterion's
+// (bandwidth_selection.criterion_choice) and the bandwidth rule says so in words; elsewhere neither.
+TEST(Report, JsonNamesTheCriterionsChoiceWhereCE2TookANarrowerBandwidth) {
+  ecekde::Result r;
+  r.estimator = ecekde::Estimator::crossfit;
+  r.p = 2;
+  r.n = 100;
+  r.selection = ecekde::BandwidthSelection{};
+  r.selection->grid = {0.01, 0.1, 1.0};
+  r.selection->rows = 100;
+  r.selection->bandwidth = r.bandwidth = 0.01;
+  r.selection->criterion_choice = 0.1;
+  EXPECT_EQ(ecekde::report::result_json(r).at("bandwidth_selection").at("criterion_choice").get<double>(), 0.1);
+  EXPECT_NE(ecekde::report::bandwidth_rule(r).find(", narrowed for CE_2^2 from 0.1"), std::string::npos);
+  r.selection->criterion_choice = 0;
+  EXPECT_FALSE(ecekde::report::result_json(r).at("bandwidth_selection").contains("criterion_choice"));
+  EXPECT_EQ(ecekde::report::bandwidth_rule(r).find("narrowed"), std::string::npos);
+}
+
 }  // namespace
