@@ -40,6 +40,7 @@ void expect_same(const ecekde::Result& a, const ecekde::Result& b, const std::st
   ASSERT_EQ(a.selection.has_value(), b.selection.has_value()) << what;
   if (a.selection) {
     expect_same(a.selection->score, b.selection->score, what + ", criterion");
+    EXPECT_TRUE(same_bits(a.selection->criterion_choice, b.selection->criterion_choice)) << what;
     expect_same(a.selection->refined_score, b.selection->refined_score, what + ", refinement");
   }
   EXPECT_EQ(a.warnings, b.warnings) << what;
@@ -103,7 +104,7 @@ struct Case {
   std::size_t k;
 };
 
-// Every type, both estimators, automatic and fixed bandwidths, the score tree and the full sweep, float
+// Every type, both estimators (crossfit at p = 1 and 2), automatic and fixed bandwidths, the score tree and the full sweep, float
 // and double: the whole Result on every rank equals the lone one, bitwise. Marginal with 12 classes on
 // one thread spreads its problems over up to 3 ranks (4 per rank and thread), and splits rows on 4.
 TEST(Distributed, EstimatesMatchAloneBitwise) {
@@ -114,7 +115,8 @@ TEST(Distributed, EstimatesMatchAloneBitwise) {
   for (const Case& c : cases) {
     const oracle::Data d = c.k == 1 ? testdata::binary_predictions(240, 3, 1.5)
                                     : testdata::softmax_predictions(240, c.k, 5, 2.0, 1.4);
-    for (Estimator est : {Estimator::crossfit, Estimator::paper})
+    for (auto [est, p] : {std::pair{Estimator::crossfit, 1.0}, std::pair{Estimator::crossfit, 2.0},
+                          std::pair{Estimator::paper, 2.0}})
       for (std::optional<double> h : {std::optional<double>{}, std::optional<double>{0.08}})
         for (bool full_sweep : {false, true}) {
           if (full_sweep && c.type == CalibrationType::canonical) continue;  // canonical always sweeps
@@ -122,11 +124,12 @@ TEST(Distributed, EstimatesMatchAloneBitwise) {
           o.estimator = est;
           o.type = c.type;
           o.bandwidth = h;
-          o.p = est == Estimator::paper ? 2.0 : 1.0;
+          o.p = p;
           o.bandwidth_selection.max_rows = 150;  // the criterion on a subset of the rows, then all rows
           o.execution.threads = 1;
           o.execution.full_sweep = full_sweep;
           const std::string what = std::string(ecekde::to_string(c.type)) + (est == Estimator::paper ? " paper" : " crossfit") +
+                                   " p " + std::to_string(p) +
                                    (h ? " fixed h" : " automatic h") + (full_sweep ? " full sweep" : "");
           on_ranks(
               o,

@@ -163,7 +163,9 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
 // at K = 10 warns of too few samples. With labels drawn from f with two classes swapped, the pilot keeps its
 // full-matrix candidate, chosen by a held-out log-loss summed over the ranks. With the last third of the rows
 // truncated to two classes, only the last ranks hold saturated probabilities, and every rank takes the
-// pilots' indicators and the corrections' floor all the same.
+// pilots' indicators and the corrections' floor all the same. At p = 2 on a local bump (n = 1,500, a grid of
+// four bandwidths) the estimate takes CE_2^2's narrower candidate, its whole correction and its comparison
+// with the criterion's summed over the ranks, and so does every rank.
 TEST(Ring, CrossfitMatchesAlone) {
   struct Case {
     std::size_t n, k;
@@ -173,14 +175,25 @@ TEST(Ring, CrossfitMatchesAlone) {
     bool swapped = false;  // labels drawn from f with classes 0 and 1 exchanged
     bool saturated = false;  // the last third of the rows truncated to two classes
     std::size_t mean_rows = 0;  // the row mean over a random subset of rows, those of every rank
+    double p = 1;
+    bool bump = false;  // labels from a band of the simplex where class 0 has probability 0.7, on a grid of four
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
                         Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
                         Case{240, 4, std::nullopt, 0, false, true},
                         Case{240, 5, std::nullopt, 0, false, false, true},
                         Case{301, 10, std::nullopt, 90, false, false, false, 120},
-                        Case{240, 3, 0.05, 0, false, false, false, 100}}) {
-    oracle::Data d = testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+                        Case{240, 3, 0.05, 0, false, false, false, 100},
+                        Case{301, 10, std::nullopt, 90, false, false, false, 120, 2.0},
+                        Case{1500, 3, std::nullopt, 150, false, false, false, 0, 2.0, true}}) {
+    oracle::Data d = c.bump ? testdata::softmax_predictions(c.n, c.k, 5 + c.n)
+                            : testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
+    ecekde::Rng band(c.n + 6);
+    for (std::size_t j = 0; c.bump && j < c.n; ++j) {
+      std::vector<double> q(d.f.begin() + static_cast<std::ptrdiff_t>(j * c.k), d.f.begin() + static_cast<std::ptrdiff_t>((j + 1) * c.k));
+      if (q[0] > 0.25 && q[0] < 0.45) q = {0.7, 0.15, 0.15};
+      d.y[j] = static_cast<std::int64_t>(band.categorical(q));
+    }
     if (c.saturated) testdata::truncate(d, 2, 2 * c.n / 3);
     for (std::size_t j = 2; c.tied && j < c.n; j += 2)
       std::copy_n(d.f.begin() + static_cast<std::ptrdiff_t>((j / 2 % 3) * c.k), c.k,
@@ -196,6 +209,8 @@ TEST(Ring, CrossfitMatchesAlone) {
     o.bandwidth = c.h;
     o.bandwidth_selection.max_rows = c.max_rows;
     o.mean_rows = c.mean_rows;
+    o.p = c.p;
+    if (c.bump) o.bandwidth_selection.grid = {0.1, 0.3, 3.0, 10.0};
     o.execution.threads = 2;
     ecekde::EstimateOptions whole = o;
     whole.execution.own_rows = false;
@@ -205,11 +220,15 @@ TEST(Ring, CrossfitMatchesAlone) {
     if (c.swapped) {
       EXPECT_EQ(alone.pilot, "full-matrix");
     }
+    if (c.bump) {  // p = 2 took the narrower candidate: its path on the ring is what this case checks
+      EXPECT_GT(alone.selection->criterion_choice, 0.0);
+    }
     for (int ranks : {1, 2, 3, 4}) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
                                (c.tied ? ", tied rows" : "") + (c.saturated ? ", saturated" : "") +
                                ", max_rows " + std::to_string(c.max_rows) + ", mean_rows " +
-                               std::to_string(c.mean_rows) + ", " + std::to_string(ranks) + " ranks";
+                               std::to_string(c.mean_rows) + ", p " + std::to_string(c.p) + (c.bump ? ", bump" : "") +
+                               ", " + std::to_string(ranks) + " ranks";
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what << ": " << r.ce_pow_p << " vs " << alone.ce_pow_p;
         EXPECT_LT(relative(r.standard_error, alone.standard_error), 1e-12) << what;
@@ -223,6 +242,7 @@ TEST(Ring, CrossfitMatchesAlone) {
         ASSERT_EQ(r.selection.has_value(), alone.selection.has_value()) << what;
         if (!r.selection) continue;
         EXPECT_EQ(r.selection->rows, alone.selection->rows) << what;
+        EXPECT_EQ(r.selection->criterion_choice, alone.selection->criterion_choice) << what;
         ASSERT_EQ(r.selection->score.size(), alone.selection->score.size()) << what;
         for (std::size_t b = 0; b < r.selection->score.size(); ++b)
           EXPECT_LT(relative(r.selection->score[b], alone.selection->score[b]), 1e-12) << what << ", grid " << b;
