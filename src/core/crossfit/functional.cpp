@@ -59,6 +59,17 @@ double sample_variance(std::vector<double> v, Communicator* ranks, std::size_t c
   return total_over_ranks(ranks, v) / static_cast<double>(count - 1);
 }
 
+// The variance of a row mean over m of n rows (every rank's) from its row terms and influence terms:
+// Var(full row mean) + E[(1 - m / n) s_t^2 / m], the influence terms' variance over n rows, then the
+// subsampling of the row terms t (conditionally on the data, a mean of m of the n row terms drawn without
+// replacement); at m = n the second part is 0.
+double row_mean_variance(const std::vector<double>& term, const std::vector<double>& influence, Communicator* ranks,
+                         std::size_t m, std::size_t n) {
+  const double term_variance = m < n ? sample_variance(term, ranks, m) : 0.0;
+  return sample_variance(influence, ranks, m) / static_cast<double>(n) +
+         (1 - static_cast<double>(m) / static_cast<double>(n)) * term_variance / static_cast<double>(m);
+}
+
 // Keeps the terms of the rows marked in `averaged`, in their order.
 void compact_averaged(const std::vector<char>& averaged, std::vector<double>& term, std::vector<double>& influence) {
   std::size_t kept = 0;
@@ -159,13 +170,7 @@ RowTerms add_functional(Result& r, const std::vector<Problem>& problems, const F
   if (options.type == CalibrationType::marginal) r.class_ce_pow_p = class_ce;
   r.averaged_rows = m;
   const double raw = total_over_ranks(ranks, term) / static_cast<double>(m);
-  // Var(estimate) = Var(full row mean) + E[(1 - m / n) s_t^2 / m]: the influence terms' variance over n rows,
-  // then the subsampling of the row terms t (conditionally on the data, a mean of m of the n row terms drawn
-  // without replacement); at m = n the second part is 0.
-  const double influence_variance = sample_variance(influence, ranks, m);
-  const double term_variance = m < n ? sample_variance(term, ranks, m) : 0.0;
-  r.standard_error = std::sqrt(influence_variance / static_cast<double>(n) +
-                               (1 - static_cast<double>(m) / static_cast<double>(n)) * term_variance / static_cast<double>(m));
+  r.standard_error = std::sqrt(row_mean_variance(term, influence, ranks, m, n));
   r.ce_pow_p = std::max(raw, 0.0);
   r.ce = root_of(r.ce_pow_p, options.p);
   const double z = normal_quantile(options.level);
@@ -182,10 +187,7 @@ bool reads_more(const RowTerms& a, const RowTerms& b, std::size_t averaged_rows,
     term[j] = b.term[j] - a.term[j];
     influence[j] = b.influence[j] - a.influence[j];
   }
-  const double m = static_cast<double>(averaged_rows), all = static_cast<double>(n);
-  const double variance = sample_variance(influence, ranks, averaged_rows) / all +
-                          (averaged_rows < n ? (1 - m / all) * sample_variance(term, ranks, averaged_rows) / m : 0.0);
-  return b.raw - a.raw > kNarrowingZ * std::sqrt(variance);
+  return b.raw - a.raw > kNarrowingZ * std::sqrt(row_mean_variance(term, influence, ranks, averaged_rows, n));
 }
 
 void add_warnings(Result& r, const std::vector<Problem>& problems, const Fit& fit, const Prepared& in,
