@@ -50,9 +50,16 @@ const TileKernels& tile_kernels_for(std::string_view isa) {
     fail_with("unknown kernel variant '", isa, "' (expected avx512, avx2 or baseline)");
   if (!supported(isa)) fail_with("kernel variant '", isa, "' is not supported by this CPU");
 #if defined(__x86_64__)
-  static const TileKernels avx512 = make("avx512"), avx2 = make("avx2");
-  if (isa == "avx512") return avx512;
-  if (isa == "avx2") return avx2;
+  // Each made on first use only: make_kernels() is compiled for its own instruction set, and the AVX-512
+  // one's moves of its table (zmm registers) are illegal instructions on an AVX2 CPU.
+  if (isa == "avx512") {
+    static const TileKernels avx512 = make("avx512");
+    return avx512;
+  }
+  if (isa == "avx2") {
+    static const TileKernels avx2 = make("avx2");
+    return avx2;
+  }
 #endif
   static const TileKernels baseline = make("baseline");
   return baseline;

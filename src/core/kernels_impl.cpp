@@ -14,36 +14,120 @@
 namespace ecekde::detail::ECEKDE_CAT(isa_, ECEKDE_ISA) {
 namespace {
 
-// One 512-bit vector of T (8 doubles or 16 floats); GCC splits it into halves or quarters on AVX2 and
-// the baseline.
+// One 512-bit vector of T (8 doubles or 16 floats), held as the instruction set's own vectors: one on
+// AVX-512, two on AVX2, four on the baseline. Every lane's arithmetic is the same in each, so each variant
+// computes the same results; only the registers differ. GCC's own 512-bit vector type, split by the
+// compiler on AVX2 and the baseline, kept arrays of such vectors (the dot kernel's accumulators) and even
+// one running sum in memory, with a store and a reload around every add: the dot kernel ran at 4 GFLOP/s
+// on an AVX2 EPYC where OpenBLAS ran at 45 (docs/benchmarks.md).
+#if defined(__AVX512F__)
+constexpr std::size_t kNativeBytes = 64;
+#elif defined(__AVX2__)
+constexpr std::size_t kNativeBytes = 32;
+#else
+constexpr std::size_t kNativeBytes = 16;
+#endif
+
 template <class T>
-struct VectorOf {
-  typedef T type __attribute__((vector_size(64)));
+struct Pack {
+  static constexpr std::size_t kParts = 64 / kNativeBytes, kPartLanes = kNativeBytes / sizeof(T);
+  typedef T Native __attribute__((vector_size(kNativeBytes)));
+  Native part[kParts];
+
+  T operator[](std::size_t lane) const { return part[lane / kPartLanes][lane % kPartLanes]; }
+  void set(std::size_t lane, T v) { part[lane / kPartLanes][lane % kPartLanes] = v; }
 };
+
+// Lane by lane, part by part (the loops have constant bounds and are unrolled).
+template <class T, class Op>
+[[gnu::always_inline]] inline auto lanewise(Pack<T> a, Pack<T> b, Op op) {
+  Pack<decltype(op(a.part[0], b.part[0])[0])> out;
+  for (std::size_t i = 0; i < Pack<T>::kParts; ++i) out.part[i] = op(a.part[i], b.part[i]);
+  return out;
+}
+#define ECEKDE_PACK_OPERATOR(op)                                                                      \
+  template <class T>                                                                                  \
+  [[gnu::always_inline]] inline Pack<T> operator op(Pack<T> a, Pack<T> b) {                           \
+    for (std::size_t i = 0; i < Pack<T>::kParts; ++i) a.part[i] = a.part[i] op b.part[i];            \
+    return a;                                                                                         \
+  }                                                                                                   \
+  template <class T>                                                                                  \
+  [[gnu::always_inline]] inline Pack<T>& operator op##=(Pack<T>& a, Pack<T> b) {                      \
+    return a = a op b;                                                                                \
+  }
+ECEKDE_PACK_OPERATOR(+)
+ECEKDE_PACK_OPERATOR(-)
+ECEKDE_PACK_OPERATOR(*)
+ECEKDE_PACK_OPERATOR(/)
+#undef ECEKDE_PACK_OPERATOR
 template <class T>
-using vec = typename VectorOf<T>::type;
+[[gnu::always_inline]] inline Pack<T> operator-(Pack<T> a) {
+  for (auto& p : a.part) p = -p;
+  return a;
+}
+// The integer lanes of exp's exponent bits: a shift and an added constant.
+template <class T>
+[[gnu::always_inline]] inline Pack<T> operator<<(Pack<T> a, int bits) {
+  for (auto& p : a.part) p = p << bits;
+  return a;
+}
+template <class T>
+[[gnu::always_inline]] inline Pack<T> operator+(Pack<T> a, T b) {
+  for (auto& p : a.part) p = p + b;
+  return a;
+}
+// Comparisons give masks (integer lanes of all ones or zeros), read by select().
+#define ECEKDE_PACK_COMPARISON(op)                                                                    \
+  template <class T>                                                                                  \
+  [[gnu::always_inline]] inline auto operator op(Pack<T> a, Pack<T> b) {                              \
+    return lanewise(a, b, [](auto x, auto y) { return x op y; });                                     \
+  }
+ECEKDE_PACK_COMPARISON(<)
+ECEKDE_PACK_COMPARISON(>)
+#undef ECEKDE_PACK_COMPARISON
+// mask ? a : b, lane by lane.
+template <class M, class T>
+[[gnu::always_inline]] inline Pack<T> select(Pack<M> mask, Pack<T> a, Pack<T> b) {
+  for (std::size_t i = 0; i < Pack<T>::kParts; ++i) a.part[i] = mask.part[i] ? a.part[i] : b.part[i];
+  return a;
+}
+
+template <class T>
+using vec = Pack<T>;
 template <class T>
 constexpr std::size_t kLanes = 64 / sizeof(T);
 
 typedef vec<double> v8;
 constexpr std::size_t W = kLanes<double>;
 
+// Each part loaded and stored as the instruction set's vector (one memcpy of the whole pack went through
+// the stack).
 template <class T>
 [[gnu::always_inline]] inline vec<T> load(const T* p) {
   vec<T> v;
-  std::memcpy(&v, p, sizeof v);
+  for (std::size_t i = 0; i < vec<T>::kParts; ++i) std::memcpy(&v.part[i], p + i * vec<T>::kPartLanes, kNativeBytes);
   return v;
 }
 template <class T>
 [[gnu::always_inline]] inline void store(T* p, vec<T> v) {
-  std::memcpy(p, &v, sizeof v);
+  for (std::size_t i = 0; i < vec<T>::kParts; ++i) std::memcpy(p + i * vec<T>::kPartLanes, &v.part[i], kNativeBytes);
+}
+// The same 64 bytes as lanes of another type (exp's exponent bits).
+template <class To, class From>
+[[gnu::always_inline]] inline vec<To> bit_cast_pack(vec<From> v) {
+  static_assert(sizeof(To) == sizeof(From));
+  vec<To> out;
+  for (std::size_t i = 0; i < vec<To>::kParts; ++i) std::memcpy(&out.part[i], &v.part[i], kNativeBytes);
+  return out;
 }
 // x in every lane. As x - 0 (an identity, so the compiler emits the broadcast alone); 0 + x is not one
 // (it turns -0 into +0) and cost an add before every broadcast: in the score tree's small products, whose
 // register tiles are one vector wide, that add sat on each multiply-add's chain.
 template <class T>
 [[gnu::always_inline]] inline vec<T> splat(T x) {
-  return x - vec<T>{};
+  vec<T> v;
+  for (auto& p : v.part) p = x - typename vec<T>::Native{};
+  return v;
 }
 // Horizontal sum in a fixed lane order.
 [[gnu::always_inline]] inline double reduce(v8 acc) {
@@ -55,7 +139,6 @@ template <class T>
 // that k * ln2_hi is exact), e^r by its Taylor polynomial of degree 13 (truncation error below 5e-18
 // relative; even and odd halves in r^2 halve the dependency chain), times 2^(k-1) built in the exponent
 // bits, times 2 (so k = 1024 works and larger k overflow to inf). Within 2 ulp of std::exp (tested).
-typedef long long i8 __attribute__((vector_size(64)));
 
 // Weights below exp(-700) relative to a row's largest (which is 1) are negligible by 300 orders of
 // magnitude; they are flushed to 0.
@@ -68,8 +151,8 @@ constexpr double kExpFloor = -700.0;
                             1.0 / 120,   1.0 / 720,    1.0 / 5040,    1.0 / 40320,    1.0 / 362880,
                             1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
   // Clamped to [kExpFloor, 710]: above 709.78 the result overflows to inf as it should; NaN passes.
-  v8 xc = x < splat(kExpFloor) ? splat(kExpFloor) : x;
-  xc = xc > splat(710.0) ? splat(710.0) : xc;
+  v8 xc = select(x < splat(kExpFloor), splat(kExpFloor), x);
+  xc = select(xc > splat(710.0), splat(710.0), xc);
   const v8 t = xc * splat(log2e) + splat(round_magic);
   const v8 k = t - splat(round_magic);
   v8 r = xc - k * splat(ln2_hi);
@@ -81,13 +164,10 @@ constexpr double kExpFloor = -700.0;
     odd = odd * r2 + splat(c[d + 1]);
   }
   const v8 p = even + r * odd;
-  i8 bits;
-  std::memcpy(&bits, &t, sizeof bits);
-  bits = (bits << 52) + (1022LL << 52);  // t's low bits hold k; (k - 1 + 1023) << 52 is 2^(k-1)
-  v8 two_k1;
-  std::memcpy(&two_k1, &bits, sizeof two_k1);
+  // t's low bits hold k; (k - 1 + 1023) << 52 is 2^(k-1)
+  const v8 two_k1 = bit_cast_pack<double>((bit_cast_pack<long long>(t) << 52) + (1022LL << 52));
   const v8 e = (p * two_k1) * splat(2.0);
-  return x < splat(kExpFloor) ? v8{} : e;
+  return select(x < splat(kExpFloor), v8{}, e);
 }
 [[gnu::always_inline]] inline double exp_flushed(double x) { return x < kExpFloor ? 0.0 : std::exp(x); }
 
@@ -111,7 +191,7 @@ template <class T>
 #if defined(__AVX512F__)
 constexpr std::size_t kDotRows = 4, kDotVectors = 5;
 #else
-constexpr std::size_t kDotRows = 4, kDotVectors = 2;
+constexpr std::size_t kDotRows = 4, kDotVectors = 1;
 #endif
 
 // The rows of the products' right-hand side: bt's row k at bt + k ldb, or, gathered, at bt + index[k] ldb.
@@ -261,7 +341,7 @@ double affine_max(const double* x, double* out, const double* offset, double sca
   for (; c + W <= n; c += W) {
     const v8 v = load(offset + c) + vs * load(x + c);
     store(out + c, v);
-    vmax = v > vmax ? v : vmax;
+    vmax = select(v > vmax, v, vmax);
   }
   double m = neg_inf;
   for (std::size_t l = 0; l < W; ++l) m = vmax[l] > m ? vmax[l] : m;
@@ -294,7 +374,6 @@ void exp_shifted(double* x, std::size_t n, double shift) {
 // The float path (ExecutionOptions::precision): dot products in float, and each score rounded once to
 // float where it is of the size of the row's largest score, then exp in 16 float lanes.
 typedef vec<float> v16;
-typedef unsigned u16 __attribute__((vector_size(64)));
 
 void dot_float(const float* a, std::size_t lda, const float* bt, std::size_t ldb, std::size_t rows,
                std::size_t cols, std::size_t depth, float* out, std::size_t ldo) {
@@ -315,7 +394,7 @@ constexpr float kExpFloorFloat = -80.0f;
   constexpr float log2e = 0x1.715476p0f, ln2_hi = 0x1.62e4p-1f, ln2_lo = 0x1.7f7d1cp-20f;
   constexpr float round_magic = 0x1.8p23f;
   constexpr float c[8] = {1.0f, 1.0f, 1.0f / 2, 1.0f / 6, 1.0f / 24, 1.0f / 120, 1.0f / 720, 1.0f / 5040};
-  const v16 xc = x < splat(kExpFloorFloat) ? splat(kExpFloorFloat) : x;
+  const v16 xc = select(x < splat(kExpFloorFloat), splat(kExpFloorFloat), x);
   const v16 t = xc * splat(log2e) + splat(round_magic);
   const v16 k = t - splat(round_magic);
   v16 r = xc - k * splat(ln2_hi);
@@ -324,13 +403,10 @@ constexpr float kExpFloorFloat = -80.0f;
   const v16 even = ((splat(c[6]) * r2 + splat(c[4])) * r2 + splat(c[2])) * r2 + splat(c[0]);
   const v16 odd = ((splat(c[7]) * r2 + splat(c[5])) * r2 + splat(c[3])) * r2 + splat(c[1]);
   const v16 p = even + r * odd;
-  u16 bits;
-  std::memcpy(&bits, &t, sizeof bits);
-  bits = (bits << 23) + (126u << 23);  // t's low bits hold k; (k - 1 + 127) << 23 is 2^(k-1)
-  v16 two_k1;
-  std::memcpy(&two_k1, &bits, sizeof two_k1);
+  // t's low bits hold k; (k - 1 + 127) << 23 is 2^(k-1)
+  const v16 two_k1 = bit_cast_pack<float>((bit_cast_pack<unsigned>(t) << 23) + (126u << 23));
   const v16 e = (p * two_k1) * splat(2.0f);
-  return x < splat(kExpFloorFloat) ? v16{} : e;
+  return select(x < splat(kExpFloorFloat), v16{}, e);
 }
 
 // The score offset + scale * d of a float dot product d, with the offset carried as two floats hi + lo:
@@ -340,9 +416,10 @@ constexpr float kExpFloorFloat = -80.0f;
 #if defined(__FMA__)
   return (hi + scale * d) + lo;  // contracted to one FMA, as in madd
 #else
-  typedef double v16d __attribute__((vector_size(128)));
-  const v16d exact = __builtin_convertvector(hi, v16d) + __builtin_convertvector(scale, v16d) * __builtin_convertvector(d, v16d);
-  return __builtin_convertvector(exact, v16) + lo;
+  v16 rounded;
+  for (std::size_t l = 0; l < kLanes<float>; ++l)
+    rounded.set(l, static_cast<float>(static_cast<double>(hi[l]) + static_cast<double>(scale[l]) * static_cast<double>(d[l])));
+  return rounded + lo;
 #endif
 }
 [[gnu::always_inline]] inline float score1(float d, float scale, float hi, float lo) {
@@ -363,7 +440,7 @@ float score_max_float(const float* d, const float* hi, const float* lo, float sc
   for (; c + F <= n; c += F) {
     const v16 v = score16(load(d + c), vs, load(hi + c), load(lo + c));
     store(out + c, v);
-    vmax = v > vmax ? v : vmax;
+    vmax = select(v > vmax, v, vmax);
   }
   float m = neg_inf;
   for (std::size_t l = 0; l < F; ++l) m = vmax[l] > m ? vmax[l] : m;
@@ -390,11 +467,9 @@ double sum_float(const float* x, std::size_t n) {
   std::size_t c = 0;
   for (; c + F <= n; c += F) acc += load(x + c);
   // Halves folded onto each other down to one lane, in a fixed order.
-  typedef float v8f __attribute__((vector_size(32)));
-  typedef float v4f __attribute__((vector_size(16)));
-  const v8f h8 = __builtin_shufflevector(acc, acc, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15);
-  const v4f h4 = __builtin_shufflevector(h8, h8, 0, 1, 2, 3) + __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
+  float h8[8], h4[4];
+  for (std::size_t l = 0; l < 8; ++l) h8[l] = acc[l] + acc[l + 8];
+  for (std::size_t l = 0; l < 4; ++l) h4[l] = h8[l] + h8[l + 4];
   double s = double{(h4[0] + h4[2]) + (h4[1] + h4[3])};
   for (; c < n; ++c) s += double{x[c]};
   return s;
@@ -451,7 +526,7 @@ void interpolate(const double* x, std::size_t n, const double* t, const double* 
       const v8 d = xv - splat(t[k]);
       c[k] = splat(weight[k]) / d;
       den += c[k];
-      prod *= (d < 0 ? -d : d) * splat(unit);
+      prod *= select(d < v8{}, -d, d) * splat(unit);
     }
     alignas(64) double lane[W];
     store(lane, prod);
@@ -483,10 +558,10 @@ double softplus_sigmoid(const double* s, double* sigmoid, std::size_t n, double 
   std::size_t c = 0;
   for (; c + W <= n; c += W) {
     const v8 x = load(s + c);
-    const v8 e = exp8_flushed(x > v8{} ? -x : x);  // e^-|s|, in (0, 1]
-    const v8 softplus = (x > v8{} ? x : v8{}) + log1p8_unit(e);
-    acc += softplus > vcap ? vcap : softplus;
-    store(sigmoid + c, (x > v8{} ? one : e) / (one + e));
+    const v8 e = exp8_flushed(select(x > v8{}, -x, x));  // e^-|s|, in (0, 1]
+    const v8 softplus = select(x > v8{}, x, v8{}) + log1p8_unit(e);
+    acc += select(softplus > vcap, vcap, softplus);
+    store(sigmoid + c, select(x > v8{}, one, e) / (one + e));
   }
   double total = reduce(acc);
   for (; c < n; ++c) {
