@@ -186,12 +186,16 @@ template <class T>
 // The register tile of the dot products: kDotRows rows x kDotVectors vectors of columns. AVX-512 (32
 // vector registers) takes 4 x 5 (20 accumulators, 4 broadcasts and 5 loads per 20 multiply-adds): on the
 // Xeon of docs/benchmarks.md it ran the crossfit's payload product (128 x 1,000 x 512) at 1.4 times the rate
-// of the 8 x 2 tile it replaced, and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 (16
-// registers, where one 512-bit vector takes two) and the baseline keep 4 x 2.
+// of the 8 x 2 tile it replaced, and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 has 16
+// registers and a 512-bit vector takes two: 6 x 1 (12 accumulators, 6 broadcasts and 2 loads per 12
+// multiply-adds) ran the K = 1,000 scores at 31 GFLOP/s on an AVX2 EPYC (OpenBLAS DGEMM: 42), 4 x 1 at
+// 26. The baseline's 16 registers hold 4 of its 128-bit vectors per 512 bits: 3 x 1.
 #if defined(__AVX512F__)
 constexpr std::size_t kDotRows = 4, kDotVectors = 5;
+#elif defined(__AVX2__)
+constexpr std::size_t kDotRows = 6, kDotVectors = 1;
 #else
-constexpr std::size_t kDotRows = 4, kDotVectors = 1;
+constexpr std::size_t kDotRows = 3, kDotVectors = 1;
 #endif
 
 // The rows of the products' right-hand side: bt's row k at bt + k ldb, or, gathered, at bt + index[k] ldb.
@@ -264,19 +268,23 @@ template <class T, bool Accumulate, std::size_t R, class Rows>
 // rows below a whole tile take a block of their own count, so their vectors' chains of multiply-adds run
 // side by side: one at a time, the score tree's moments of a payload-free request (2 rows, depth 128)
 // waited on each multiply-add's latency.
+// The rows left below a whole tile (`left` < kDotRows) as one block of their own count.
+template <class T, bool Accumulate, class Rows, std::size_t R = kDotRows - 1>
+[[gnu::always_inline]] inline void last_rows(std::size_t left, const T* a, std::size_t lda, Rows bt, std::size_t cols,
+                                             std::size_t depth, T* out, std::size_t ldo) {
+  if constexpr (R > 0) {
+    if (left == R) row_block<T, Accumulate, R>(a, lda, bt, cols, depth, out, ldo);
+    else last_rows<T, Accumulate, Rows, R - 1>(left, a, lda, bt, cols, depth, out, ldo);
+  }
+}
+
 template <class T, bool Accumulate, class Rows = StridedRows<T>>
 [[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, Rows bt, std::size_t rows, std::size_t cols,
                               std::size_t depth, T* out, std::size_t ldo) {
-  static_assert(kDotRows == 4);
   std::size_t r = 0;
   for (; r + kDotRows <= rows; r += kDotRows)
     row_block<T, Accumulate, kDotRows>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo);
-  switch (rows - r) {
-    case 3: row_block<T, Accumulate, 3>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
-    case 2: row_block<T, Accumulate, 2>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
-    case 1: row_block<T, Accumulate, 1>(a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo); break;
-    default: break;
-  }
+  last_rows<T, Accumulate>(rows - r, a + r * lda, lda, bt, cols, depth, out + r * ldo, ldo);
 }
 
 // The depth is taken in chunks of 64, so that the slice of bt a chunk reads (256 KB at 512 centres) stays
