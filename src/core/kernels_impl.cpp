@@ -20,6 +20,44 @@ namespace {
 // compiler on AVX2 and the baseline, kept arrays of such vectors (the dot kernel's accumulators) and even
 // one running sum in memory, with a store and a reload around every add: the dot kernel ran at 4 GFLOP/s
 // on an AVX2 EPYC where OpenBLAS ran at 45 (docs/benchmarks.md).
+// Under AddressSanitizer GCC's own 512-bit type stays the vector, as before the packs: ASan kept the packs
+// on the stack, and the sanitizer build's tests took two to four times as long with them (the Release
+// build's tests run the packs).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kNativeBytes = 64;
+template <class T>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(64)));
+};
+template <class T>
+using vec = typename VectorOf<T>::type;
+template <class T>
+using Native = vec<T>;
+template <class T>
+[[gnu::always_inline]] inline vec<T> load_native(const T* p) {
+  vec<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+[[gnu::always_inline]] inline void store_native(T* p, vec<T> v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <class T>
+[[gnu::always_inline]] inline vec<T> load(const T* p) { return load_native(p); }
+template <class T>
+[[gnu::always_inline]] inline void store(T* p, vec<T> v) { store_native(p, v); }
+template <class M, class V>
+[[gnu::always_inline]] inline V select(M mask, V a, V b) { return mask ? a : b; }
+template <class To, class From>
+[[gnu::always_inline]] inline vec<To> bit_cast_pack(From v) { return (vec<To>)v; }
+template <class T>
+[[gnu::always_inline]] inline vec<T> splat(T x) { return x - vec<T>{}; }
+template <class V>
+[[gnu::always_inline]] inline V multiply_add(V s, V x, V y) { return s + x * y; }
+template <class V, class T>
+[[gnu::always_inline]] inline void set_lane(V& v, std::size_t lane, T x) { v[lane] = x; }
+#else
 #if defined(__AVX512F__)
 constexpr std::size_t kNativeBytes = 64;
 #elif defined(__AVX2__)
@@ -95,29 +133,38 @@ template <class M, class T>
 template <class T>
 using vec = Pack<T>;
 template <class T>
-constexpr std::size_t kLanes = 64 / sizeof(T);
+using Native = typename vec<T>::Native;
 
-typedef vec<double> v8;
-constexpr std::size_t W = kLanes<double>;
-
-// Each part loaded and stored as the instruction set's vector (one memcpy of the whole pack went through
-// the stack).
+// Each part loaded and stored as the instruction set's vector, through a pointer to an unaligned vector
+// type (a memcpy of the whole pack went through the stack).
+template <class T>
+struct UnalignedOf {
+  typedef T type __attribute__((vector_size(kNativeBytes), aligned(sizeof(T)), may_alias));
+};
+template <class T>
+[[gnu::always_inline]] inline typename vec<T>::Native load_native(const T* p) {
+  return *reinterpret_cast<const typename UnalignedOf<T>::type*>(p);
+}
+template <class T>
+[[gnu::always_inline]] inline void store_native(T* p, typename vec<T>::Native v) {
+  *reinterpret_cast<typename UnalignedOf<T>::type*>(p) = v;
+}
 template <class T>
 [[gnu::always_inline]] inline vec<T> load(const T* p) {
   vec<T> v;
-  for (std::size_t i = 0; i < vec<T>::kParts; ++i) std::memcpy(&v.part[i], p + i * vec<T>::kPartLanes, kNativeBytes);
+  for (std::size_t i = 0; i < vec<T>::kParts; ++i) v.part[i] = load_native(p + i * vec<T>::kPartLanes);
   return v;
 }
 template <class T>
 [[gnu::always_inline]] inline void store(T* p, vec<T> v) {
-  for (std::size_t i = 0; i < vec<T>::kParts; ++i) std::memcpy(p + i * vec<T>::kPartLanes, &v.part[i], kNativeBytes);
+  for (std::size_t i = 0; i < vec<T>::kParts; ++i) store_native(p + i * vec<T>::kPartLanes, v.part[i]);
 }
 // The same 64 bytes as lanes of another type (exp's exponent bits).
 template <class To, class From>
 [[gnu::always_inline]] inline vec<To> bit_cast_pack(vec<From> v) {
   static_assert(sizeof(To) == sizeof(From));
   vec<To> out;
-  for (std::size_t i = 0; i < vec<To>::kParts; ++i) std::memcpy(&out.part[i], &v.part[i], kNativeBytes);
+  for (std::size_t i = 0; i < vec<To>::kParts; ++i) out.part[i] = (typename vec<To>::Native)v.part[i];
   return out;
 }
 // x in every lane. As x - 0 (an identity, so the compiler emits the broadcast alone); 0 + x is not one
@@ -129,6 +176,21 @@ template <class T>
   for (auto& p : v.part) p = x - typename vec<T>::Native{};
   return v;
 }
+// s + x y lane by lane, as one expression of the instruction set's vectors per part (contracted to FMAs).
+template <class T>
+[[gnu::always_inline]] inline vec<T> multiply_add(vec<T> s, vec<T> x, vec<T> y) {
+  for (std::size_t i = 0; i < vec<T>::kParts; ++i) s.part[i] = s.part[i] + x.part[i] * y.part[i];
+  return s;
+}
+template <class T>
+[[gnu::always_inline]] inline void set_lane(vec<T>& v, std::size_t lane, T x) { v.set(lane, x); }
+#endif
+
+template <class T>
+constexpr std::size_t kLanes = 64 / sizeof(T);
+typedef vec<double> v8;
+constexpr std::size_t W = kLanes<double>;
+
 // Horizontal sum in a fixed lane order.
 [[gnu::always_inline]] inline double reduce(v8 acc) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
@@ -183,20 +245,24 @@ template <class T>
 #endif
 }
 
-// The register tile of the dot products: kDotRows rows x kDotVectors vectors of columns. AVX-512 (32
-// vector registers) takes 4 x 5 (20 accumulators, 4 broadcasts and 5 loads per 20 multiply-adds): on the
-// Xeon of docs/benchmarks.md it ran the crossfit's payload product (128 x 1,000 x 512) at 1.4 times the rate
-// of the 8 x 2 tile it replaced, and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 has 16
-// registers and a 512-bit vector takes two: 6 x 1 (12 accumulators, 6 broadcasts and 2 loads per 12
-// multiply-adds) ran the K = 1,000 scores at 31 GFLOP/s on an AVX2 EPYC (OpenBLAS DGEMM: 42), 4 x 1 at
-// 26. The baseline's 16 registers hold 4 of its 128-bit vectors per 512 bits: 3 x 1.
+// The register tile of the dot products: kDotRows rows x kDotVectors of the instruction set's own vectors
+// of columns (whatever the lanes' grouping into 512 bits: each output is its own lane's sum over the depth
+// in order, so the tile's shape changes no result). AVX-512 (32 vector registers) takes 4 x 5 (20
+// accumulators, 4 broadcasts and 5 loads per 20 multiply-adds): on the Xeon of docs/benchmarks.md it ran
+// the crossfit's payload product (128 x 1,000 x 512) at 1.4 times the rate of the 8 x 2 tile it replaced,
+// and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 (16 registers) takes 4 x 3: 12
+// accumulators, 3 loads and a broadcast. The baseline (16 registers of 2 doubles) takes 3 x 4.
 #if defined(__AVX512F__)
 constexpr std::size_t kDotRows = 4, kDotVectors = 5;
+#elif defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kDotRows = 4, kDotVectors = 2;
 #elif defined(__AVX2__)
-constexpr std::size_t kDotRows = 6, kDotVectors = 1;
+constexpr std::size_t kDotRows = 4, kDotVectors = 3;
 #else
-constexpr std::size_t kDotRows = 3, kDotVectors = 1;
+constexpr std::size_t kDotRows = 3, kDotVectors = 4;
 #endif
+template <class T>
+constexpr std::size_t kNativeLanes = kNativeBytes / sizeof(T);
 
 // The rows of the products' right-hand side: bt's row k at bt + k ldb, or, gathered, at bt + index[k] ldb.
 template <class T>
@@ -217,22 +283,22 @@ struct GatheredRows {
 template <class T, bool Accumulate, std::size_t R, std::size_t V, class Rows>
 [[gnu::always_inline]] inline void register_tile(const T* a, std::size_t lda, Rows bt, std::size_t c,
                                                  std::size_t depth, T* out, std::size_t ldo) {
-  constexpr std::size_t W = kLanes<T>;
-  vec<T> acc[R][V] = {};
+  constexpr std::size_t W = kNativeLanes<T>;
+  Native<T> acc[R][V] = {};
   if constexpr (Accumulate)
     for (std::size_t q = 0; q < R; ++q)
-      for (std::size_t v = 0; v < V; ++v) acc[q][v] = load(out + q * ldo + v * W);
+      for (std::size_t v = 0; v < V; ++v) acc[q][v] = load_native(out + q * ldo + v * W);
   for (std::size_t k = 0; k < depth; ++k) {
-    vec<T> b[V];
+    Native<T> b[V];
     const T* row = bt(k) + c;
-    for (std::size_t v = 0; v < V; ++v) b[v] = load(row + v * W);
+    for (std::size_t v = 0; v < V; ++v) b[v] = load_native(row + v * W);
     for (std::size_t q = 0; q < R; ++q) {
-      const vec<T> s = splat(a[q * lda + k]);
+      const Native<T> s = a[q * lda + k] - Native<T>{};
       for (std::size_t v = 0; v < V; ++v) acc[q][v] += s * b[v];
     }
   }
   for (std::size_t q = 0; q < R; ++q)
-    for (std::size_t v = 0; v < V; ++v) store(out + q * ldo + v * W, acc[q][v]);
+    for (std::size_t v = 0; v < V; ++v) store_native(out + q * ldo + v * W, acc[q][v]);
 }
 
 // The register tile of R rows and V vectors of columns, V below kDotVectors (a row block's last columns),
@@ -250,10 +316,10 @@ template <class T, bool Accumulate, std::size_t R, class Rows, std::size_t V = k
 template <class T, bool Accumulate, std::size_t R, class Rows>
 [[gnu::always_inline]] inline void row_block(const T* a, std::size_t lda, Rows bt, std::size_t cols,
                                              std::size_t depth, T* out, std::size_t ldo) {
-  constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
+  constexpr std::size_t W = kNativeLanes<T>, C = kDotVectors * W;
   std::size_t c = 0;
   for (; c + C <= cols; c += C) register_tile<T, Accumulate, R, kDotVectors>(a, lda, bt, c, depth, out + c, ldo);
-  const std::size_t vectors = (cols - c) / W;  // whole vectors left (the payloads are padded to 8 doubles)
+  const std::size_t vectors = (cols - c) / W;  // whole vectors left
   narrower_tile<T, Accumulate, R>(vectors, a, lda, bt, c, depth, out + c, ldo);
   for (c += vectors * W; c < cols; ++c)
     for (std::size_t q = 0; q < R; ++q) {
@@ -302,7 +368,7 @@ constexpr std::size_t kPanelRows = 64;
 template <class T, bool Accumulate>
 void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::size_t rows,
               std::size_t cols, std::size_t depth, T* out, std::size_t ldo) {
-  constexpr std::size_t W = kLanes<T>, C = kDotVectors * W;
+  constexpr std::size_t W = kNativeLanes<T>, C = kDotVectors * W;
   const auto chunk = [&](bool accumulate, std::size_t k0, const T* b, std::size_t ldb_, std::size_t c0,
                          std::size_t nc, std::size_t kd) {
     if (accumulate) dot_chunk<T, true>(a + k0, lda, StridedRows<T>{b, ldb_}, rows, nc, kd, out + c0, ldo);
@@ -317,7 +383,8 @@ void dot_impl(const T* a, std::size_t lda, const T* bt, std::size_t ldb, std::si
       alignas(64) T panel[kDepthChunk * C];
       for (; c + C <= cols; c += C) {
         for (std::size_t k = 0; k < kd; ++k)
-          for (std::size_t v = 0; v < kDotVectors; ++v) store(panel + k * C + v * W, load(bt + (k0 + k) * ldb + c + v * W));
+          for (std::size_t v = 0; v < kDotVectors; ++v)
+            store_native(panel + k * C + v * W, load_native(bt + (k0 + k) * ldb + c + v * W));
         chunk(accumulate, k0, panel, C, c, C, kd);
       }
     }
@@ -422,11 +489,14 @@ constexpr float kExpFloorFloat = -80.0f;
 // score (tens), not the offset (up to thousands at small h). Without FMA the same sum is formed in double.
 [[gnu::always_inline]] inline v16 score16(v16 d, v16 scale, v16 hi, v16 lo) {
 #if defined(__FMA__)
-  return (hi + scale * d) + lo;  // contracted to one FMA, as in madd
+  // Contracted to one FMA, as in madd: written part by part, as one expression of the instruction set's
+  // vectors, so that the product is not rounded on its own wherever the pack lives (AddressSanitizer
+  // builds keep it in memory).
+  return multiply_add(hi, scale, d) + lo;
 #else
   v16 rounded;
   for (std::size_t l = 0; l < kLanes<float>; ++l)
-    rounded.set(l, static_cast<float>(static_cast<double>(hi[l]) + static_cast<double>(scale[l]) * static_cast<double>(d[l])));
+    set_lane(rounded, l, static_cast<float>(static_cast<double>(hi[l]) + static_cast<double>(scale[l]) * static_cast<double>(d[l])));
   return rounded + lo;
 #endif
 }
