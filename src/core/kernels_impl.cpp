@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "core/kernels.hpp"
 
@@ -79,7 +80,7 @@ struct Pack {
 // Lane by lane, part by part (the loops have constant bounds and are unrolled).
 template <class T, class Op>
 [[gnu::always_inline]] inline auto lanewise(Pack<T> a, Pack<T> b, Op op) {
-  Pack<decltype(op(a.part[0], b.part[0])[0])> out;
+  Pack<std::remove_cvref_t<decltype(op(a.part[0], b.part[0])[0])>> out;
   for (std::size_t i = 0; i < Pack<T>::kParts; ++i) out.part[i] = op(a.part[i], b.part[i]);
   return out;
 }
