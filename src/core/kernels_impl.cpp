@@ -252,7 +252,8 @@ template <class T>
 // accumulators, 4 broadcasts and 5 loads per 20 multiply-adds): on the Xeon of docs/benchmarks.md it ran
 // the crossfit's payload product (128 x 1,000 x 512) at 1.4 times the rate of the 8 x 2 tile it replaced,
 // and the K = 100 and 1,000 dot products at 1.2 to 1.4 times. AVX2 (16 registers) takes 4 x 3: 12
-// accumulators, 3 loads and a broadcast. The baseline (16 registers of 2 doubles) takes 3 x 4.
+// accumulators, 3 loads and a broadcast. The baseline (16 registers of 2 doubles) takes 3 x 4. Under
+// AddressSanitizer the vector is GCC's 512-bit type on every instruction set, with the 4 x 2 of before.
 #if defined(__AVX512F__)
 constexpr std::size_t kDotRows = 4, kDotVectors = 5;
 #elif defined(__SANITIZE_ADDRESS__)
@@ -330,11 +331,6 @@ template <class T, bool Accumulate, std::size_t R, class Rows>
     }
 }
 
-// Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
-// panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations). The
-// rows below a whole tile take a block of their own count, so their vectors' chains of multiply-adds run
-// side by side: one at a time, the score tree's moments of a payload-free request (2 rows, depth 128)
-// waited on each multiply-add's latency.
 // The rows left below a whole tile (`left` < kDotRows) as one block of their own count.
 template <class T, bool Accumulate, class Rows, std::size_t R = kDotRows - 1>
 [[gnu::always_inline]] inline void last_rows(std::size_t left, const T* a, std::size_t lda, Rows bt, std::size_t cols,
@@ -345,6 +341,11 @@ template <class T, bool Accumulate, class Rows, std::size_t R = kDotRows - 1>
   }
 }
 
+// Compiled once (noipa: no clones specialised to a caller's constants), so that GCC does not take the
+// panel's size as a bound on the scalar remainder's loop and warn (-Waggressive-loop-optimizations). The
+// rows below a whole tile take a block of their own count, so their vectors' chains of multiply-adds run
+// side by side: one at a time, the score tree's moments of a payload-free request (2 rows, depth 128)
+// waited on each multiply-add's latency.
 template <class T, bool Accumulate, class Rows = StridedRows<T>>
 [[gnu::noipa]] void dot_chunk(const T* a, std::size_t lda, Rows bt, std::size_t rows, std::size_t cols,
                               std::size_t depth, T* out, std::size_t ldo) {
@@ -490,9 +491,8 @@ constexpr float kExpFloorFloat = -80.0f;
 // score (tens), not the offset (up to thousands at small h). Without FMA the same sum is formed in double.
 [[gnu::always_inline]] inline v16 score16(v16 d, v16 scale, v16 hi, v16 lo) {
 #if defined(__FMA__)
-  // Contracted to one FMA, as in madd: written part by part, as one expression of the instruction set's
-  // vectors, so that the product is not rounded on its own wherever the pack lives (AddressSanitizer
-  // builds keep it in memory).
+  // Contracted to one FMA, as in madd: one expression per part of the instruction set's vectors, so that
+  // the product is never rounded on its own (as two pack operators it was, under AddressSanitizer).
   return multiply_add(hi, scale, d) + lo;
 #else
   v16 rounded;
