@@ -284,6 +284,26 @@ void BM_OpenBlasPayloadProduct(benchmark::State& state) {
 }
 #endif
 
+// row_dots (each row of a tile against each transposed feature) at the shapes its callers give it: the
+// score tree's leaves (rows: a group's rows, 8 or 16; columns: a leaf's centres, 32 or 128; depth: the
+// payload's columns, 1 to 3) and the pilots' rows at K = 100 and 1,000 (4 rows, depth 3). Arguments:
+// rows, columns, depth.
+void BM_RowDots(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1)),
+             depth = static_cast<std::size_t>(state.range(2));
+  std::vector<double> b(rows * cols), xt(depth * cols), out(rows * depth);
+  ecekde::Rng rng(rows + cols + depth);
+  for (double& v : b) v = rng.uniform();
+  for (double& v : xt) v = rng.uniform() - 0.5;
+  const ecekde::detail::TileKernels& kern = ecekde::detail::tile_kernels();
+  for (auto _ : state) {
+    kern.row_dots(b.data(), cols, rows, cols, xt.data(), cols, depth, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(rows * cols * depth * state.iterations()) * 1e-9,
+                                                benchmark::Counter::kIsRate);
+}
+
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgsProduct({{8000}, {10, 100, 1000}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
@@ -299,6 +319,7 @@ BENCHMARK(BM_ClassSumsSweep)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads"
 BENCHMARK(BM_TileStage)->ArgsProduct({{kDot, kAffineMax, kExp, kClassSums, kAllStages}, {0, 1}})->ArgNames({"stage", "float"});
 BENCHMARK(BM_DotPeak);
 BENCHMARK(BM_ClassRunSums)->ArgsProduct({{128, 256, 512}, {0, 1}})->ArgNames({"centres", "copies"});
+BENCHMARK(BM_RowDots)->ArgsProduct({{8, 16}, {32, 128}, {1, 2, 3}})->Args({4, 100, 3})->Args({4, 1000, 3});
 BENCHMARK(BM_PayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
 #ifdef ECEKDE_BENCH_OPENBLAS
 BENCHMARK(BM_OpenBlasPayloadProduct)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);

@@ -659,30 +659,87 @@ void scale(double* x, std::size_t n, double a) {
   for (; c < n; ++c) x[c] *= a;
 }
 
+// One tile of row_dots: NQ rows of b against NK rows of xt (out[q ldo + k]), each pair's products in its
+// own vector of lanes, then reduced, and the columns left added one by one.
+template <std::size_t NQ, std::size_t NK>
+[[gnu::always_inline]] inline void row_dots_tile(const double* b, std::size_t ldb, std::size_t cols, const double* xt,
+                                                 std::size_t ldx, double* out, std::size_t ldo) {
+  const std::size_t cv = cols / W * W;
+  v8 acc[NQ][NK] = {};
+  for (std::size_t c = 0; c < cv; c += W) {
+    v8 xv[NK], bv[NQ];
+    for (std::size_t k = 0; k < NK; ++k) xv[k] = load(xt + k * ldx + c);
+    for (std::size_t q = 0; q < NQ; ++q) bv[q] = load(b + q * ldb + c);
+    for (std::size_t q = 0; q < NQ; ++q)
+      for (std::size_t k = 0; k < NK; ++k) acc[q][k] += bv[q] * xv[k];
+  }
+  for (std::size_t q = 0; q < NQ; ++q)
+    for (std::size_t k = 0; k < NK; ++k) {
+      double s = reduce(acc[q][k]);
+      for (std::size_t c = cv; c < cols; ++c) s += b[q * ldb + c] * xt[k * ldx + c];
+      out[q * ldo + k] += s;
+    }
+}
+
+// The tile's shape in 512-bit accumulators: 4 rows x 4 features on AVX-512 (16 of its 32 registers), 4 x 1
+// on AVX2 and 2 x 1 on the baseline, where one accumulator takes two and four of the 16 registers. A shape
+// known only at run time kept the accumulators on the stack, cleared and reloaded around the
+// multiply-adds. On the AVX2 EPYC (bench_scores' BM_RowDots, the score tree's leaves and the pilots' rows)
+// 4 x 1 took 0.55 to 0.85 of 2 x 2's time and 2 x 3, 6 x 1 and 8 x 1 more than 4 x 1.
+#if defined(__AVX512F__) || defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kRowDotRows = 4, kRowDotFeatures = 4;
+#elif defined(__AVX2__)
+constexpr std::size_t kRowDotRows = 4, kRowDotFeatures = 1;
+#else
+constexpr std::size_t kRowDotRows = 2, kRowDotFeatures = 1;
+#endif
+
+// The features left below a whole tile (`left` < kRowDotFeatures) as one tile of their own count.
+template <std::size_t NQ, std::size_t NK = kRowDotFeatures - 1>
+[[gnu::always_inline]] inline void last_features(std::size_t left, const double* b, std::size_t ldb, std::size_t cols,
+                                                 const double* xt, std::size_t ldx, double* out, std::size_t ldo) {
+  if constexpr (NK > 0) {
+    if (left == NK) row_dots_tile<NQ, NK>(b, ldb, cols, xt, ldx, out, ldo);
+    else last_features<NQ, NK - 1>(left, b, ldb, cols, xt, ldx, out, ldo);
+  }
+}
+
+// NQ rows of b against every row of xt.
+template <std::size_t NQ>
+[[gnu::always_inline]] inline void row_dots_rows(const double* b, std::size_t ldb, std::size_t cols, const double* xt,
+                                                 std::size_t ldx, std::size_t depth, double* out) {
+  constexpr std::size_t F = kRowDotFeatures;
+  std::size_t k = 0;
+  for (; k + F <= depth; k += F) row_dots_tile<NQ, F>(b, ldb, cols, xt + k * ldx, ldx, out + k, depth);
+  last_features<NQ>(depth - k, b, ldb, cols, xt + k * ldx, ldx, out + k, depth);
+}
+
+// The rows left below a whole tile (`left` < kRowDotRows) as rows of their own count.
+template <std::size_t NQ = kRowDotRows - 1>
+[[gnu::always_inline]] inline void last_row_dots(std::size_t left, const double* b, std::size_t ldb, std::size_t cols,
+                                                 const double* xt, std::size_t ldx, std::size_t depth, double* out) {
+  if constexpr (NQ > 0) {
+    if (left == NQ) row_dots_rows<NQ>(b, ldb, cols, xt, ldx, depth, out);
+    else last_row_dots<NQ - 1>(left, b, ldb, cols, xt, ldx, depth, out);
+  }
+}
+
 void row_dots(const double* b, std::size_t ldb, std::size_t rows, std::size_t cols, const double* xt,
               std::size_t ldx, std::size_t depth, double* out) {
-  constexpr std::size_t Q = 4, K = 4;  // 4 rows x 4 features per pass: 8 loads feed 16 FMAs
-  const std::size_t cv = cols / W * W;
-  for (std::size_t q0 = 0; q0 < rows; q0 += Q) {
-    const std::size_t nq = std::min(Q, rows - q0);
-    for (std::size_t k0 = 0; k0 < depth; k0 += K) {
-      const std::size_t nk = std::min(K, depth - k0);
-      v8 acc[Q][K] = {};
-      for (std::size_t c = 0; c < cv; c += W) {
-        v8 xv[K], bv[Q];
-        for (std::size_t k = 0; k < nk; ++k) xv[k] = load(xt + (k0 + k) * ldx + c);
-        for (std::size_t q = 0; q < nq; ++q) bv[q] = load(b + (q0 + q) * ldb + c);
-        for (std::size_t q = 0; q < nq; ++q)
-          for (std::size_t k = 0; k < nk; ++k) acc[q][k] += bv[q] * xv[k];
+  if (cols < W) {  // rows shorter than a vector (the pilots' rows at K < 8): the columns one by one, without
+                   // accumulators to clear and reduce; the same sums, from 0 in the same order
+    for (std::size_t q = 0; q < rows; ++q)
+      for (std::size_t k = 0; k < depth; ++k) {
+        double s = 0;
+        for (std::size_t c = 0; c < cols; ++c) s += b[q * ldb + c] * xt[k * ldx + c];
+        out[q * depth + k] += s;
       }
-      for (std::size_t q = 0; q < nq; ++q)
-        for (std::size_t k = 0; k < nk; ++k) {
-          double s = reduce(acc[q][k]);
-          for (std::size_t c = cv; c < cols; ++c) s += b[(q0 + q) * ldb + c] * xt[(k0 + k) * ldx + c];
-          out[(q0 + q) * depth + k0 + k] += s;
-        }
-    }
+    return;
   }
+  constexpr std::size_t R = kRowDotRows;
+  std::size_t q = 0;
+  for (; q + R <= rows; q += R) row_dots_rows<R>(b + q * ldb, ldb, cols, xt, ldx, depth, out + q * depth);
+  last_row_dots(rows - q, b + q * ldb, ldb, cols, xt, ldx, depth, out + q * depth);
 }
 
 void class_run_sums(const double* wt, const std::uint32_t* order, const std::uint32_t* starts, std::size_t cols,
