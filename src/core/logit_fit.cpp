@@ -347,8 +347,14 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
         const double* xa = r.feature(a, d);
         for (std::size_t c = 0; c < L; ++c) hess[(D + c) * P + a] += prob[c] * (xa[c] - mu[a]);
       }
-      for (std::size_t c = 0; c < L; ++c)
-        for (std::size_t e = 0; e <= c; ++e) hess[(D + c) * P + D + e] += (c == e ? prob[c] : 0) - prob[c] * prob[e];
+      // The class biases' block, diag(P) - P P^T: the terms below the diagonal apart from the diagonal's,
+      // so that the inner loop runs in vectors (at K = 100 the scalar loop was a sixth of a pilot's time).
+      for (std::size_t c = 0; c < L; ++c) {
+        const double pc = prob[c];
+        double* row = hess + (D + c) * P + D;
+        for (std::size_t e = 0; e < c; ++e) row[e] += 0.0 - pc * prob[e];
+        row[c] += pc - pc * pc;
+      }
     }
     if (matrix) matrix->add(d, r, prob.data(), mu.data(), y, grad, hess, kern);
     // The top bias v_t is the extended feature [c = t]: its mean over the classes is P_t.

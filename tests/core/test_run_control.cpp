@@ -16,6 +16,7 @@
 #include "ecekde/gradient.hpp"
 #include "ecekde/kernel_regression.hpp"
 #include "generate.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -94,9 +95,10 @@ TEST(RunControl, WatchingChangesNothingAndProgressEndsAtOne) {
 
 // The entry points plan their bandwidth search and the sweeps after it up front: the fraction seen by a
 // watcher never steps back and never exceeds 1. (Not the generic bootstrap: it counts replicates.) Marginal
-// for the crossfit estimate only, whose K pilots count as work of their own.
+// for the crossfit estimate only, whose K pilots count as work of their own. (Under sanitizers n = 1,200:
+// each run still takes long enough for hundreds of the watcher's samples.)
 TEST(RunControl, PlannedFractionRisesMonotonically) {
-  const auto d = testdata::softmax_predictions(3000, 4, 11);
+  const auto d = testdata::softmax_predictions(testdata::kSanitized ? 1200 : 3000, 4, 11);
   const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
   for (const auto& c : entry_points())
     for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {

@@ -6,8 +6,9 @@
 
 namespace testdata {
 
-/// Built under sanitizers (make test-asan): the widest oracle grids then take fewer orders p, which change
-/// the arithmetic but not which memory is touched, and keep their sizes, thread counts and block sizes.
+/// Built under sanitizers (make test-asan): the widest oracle grids then take fewer orders p (or q), which
+/// change the arithmetic but not which memory is touched, and keep their sizes; thread counts and block
+/// sizes each still occur, not every pair of them. The Release build's tests run the whole grids.
 #ifdef ECEKDE_SANITIZED_TESTS
 inline constexpr bool kSanitized = true;
 #else
