@@ -49,12 +49,19 @@ test: build test-asan fuzz
 # make test took 4.6 minutes (this build), 7.8 (the sanitizer build and its tests), 1.7 (fuzz) and 4.0
 # (ctest): 18.1 in all. The same machine's speed moves that by a minute or two from hour to hour (21.8
 # minutes at a busy hour before the last trims, 19.2 at a quiet one).
+# Six unit tests whose claims are statistical (a pilot candidate kept where the data call for it, estimates
+# within 10% of their truth, on 1,000 to 3,000 rows) are left out of the sanitizer run, as the accuracy label
+# is: every crossfit test fits and predicts with each candidate the input's K offers, so what they add is
+# rows, not code paths. Under the sanitizers they took 69 of the run's 509 test-seconds (AVX2 EPYC,
+# 2026-12-06). They run in make test's Release stage.
+STATISTICAL_UNIT_TESTS := ^Crossfit\.(A[A-Za-z]*PilotIsKept|PooledPilotWithClassInterceptsIsKept|AStepCandidate|SaturatedProbabilitiesTake)
+
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_SANITIZE=address,undefined $(UNITY) \
 	      -DECEKDE_TORCH=OFF -DECEKDE_PYTHON=OFF -DECEKDE_MPI=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit -E '$(STATISTICAL_UNIT_TESTS)'
 
 # The readers under libFuzzer (clang, ASan+UBSan), from the committed seed corpus (fuzz/corpus) plus
 # what earlier runs found (kept in $(FUZZ_BUILD)/corpus), the three targets at once. Any crash, leak,

@@ -7,6 +7,7 @@
 #include "core/gradient.hpp"
 #include "ecekde/gradient.hpp"
 #include "generate.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -70,6 +71,7 @@ TEST(Gradient, MatchesFiniteDifferences) {
     for (double h : {0.05, 0.2, 1.0})
       for (double p : {1.5, 2.0, 3.0}) {
         const auto d = testdata::softmax_predictions(c.n, c.k, seed++, 1.0, 1.3);
+        if (testdata::kSanitized && p == 3.0) continue;  // the same memory as p = 1.5, other arithmetic
         for (auto [threads, block] : {std::pair{1, std::size_t{512}}, {2, 3}, {3, 5}}) {
           const double err = gradient_error(d, c.type, h, p, threads, block);
           EXPECT_LT(err, 1e-6) << to_string(c.type) << " n=" << c.n << " k=" << c.k << " h=" << h << " p=" << p

@@ -57,6 +57,7 @@ TEST(Precision, FloatAgreesWithDoubleOverFamiliesBandwidthsAndOrders) {
     for (const auto& d : families(k == 30 ? 400 : 800, k, seed))
       for (double h : {0.002, 0.01, 0.05, 0.3})
         for (double p : {1.0, 2.0}) {
+          if (testdata::kSanitized && p == 2.0) continue;  // the same memory as p = 1, other arithmetic
           const double want = ce(d, options(CalibrationType::canonical, h, p, Precision::double_));
           const double got = ce(d, options(CalibrationType::canonical, h, p, Precision::single));
           worst = std::max(worst, std::abs(got - want) / std::abs(want));
