@@ -684,8 +684,8 @@ template <std::size_t NQ, std::size_t NK>
 // The tile's shape in 512-bit accumulators: 4 rows x 4 features on AVX-512 (16 of its 32 registers), 4 x 1
 // on AVX2 and 2 x 1 on the baseline, where one accumulator takes two and four of the 16 registers. A shape
 // known only at run time kept the accumulators on the stack, cleared and reloaded around the
-// multiply-adds. On the AVX2 EPYC (bench_scores' BM_RowDots, the score tree's leaves and the pilots' rows)
-// 4 x 1 took 0.55 to 0.85 of 2 x 2's time and 2 x 3, 6 x 1 and 8 x 1 more than 4 x 1.
+// multiply-adds. On the AVX2 EPYC (bench_scores' BM_RowDots: the score tree's leaves, the pilots' rows) 4 x 1
+// took 0.6 to 0.9 of 2 x 2's time; 2 x 3, 6 x 1 and 8 x 1 took more on the leaves' shapes.
 #if defined(__AVX512F__) || defined(__SANITIZE_ADDRESS__)
 constexpr std::size_t kRowDotRows = 4, kRowDotFeatures = 4;
 #elif defined(__AVX2__)
