@@ -407,6 +407,8 @@ TEST(Crossfit, SquaredErrorTakesANarrowerBandwidthWhereItReadsMore) {
                                             : testdata::softmax_predictions(n, 3, 5 + n, 2.0, model == 1 ? 1.6 : 1.0);
           const std::vector<PlainProblem> problems = plain_problems(d, type);
           for (auto [threads, block] : {std::pair{1, std::size_t{0}}, std::pair{2, std::size_t{7}}}) {
+            // under sanitizers one execution per criterion: the outcome is the same on every thread count
+            if (testdata::kSanitized && (criterion == 0) != (threads == 1)) continue;
             SCOPED_TRACE(testing::Message() << "n " << n << " model " << model << " "
                                             << ecekde::to_string(type) << " criterion rows " << criterion
                                             << " threads " << threads);
