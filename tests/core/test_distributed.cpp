@@ -166,7 +166,9 @@ TEST(Distributed, FullMatrixPilotMatchesAloneBitwise) {
 }
 
 // Marginal's pooled pilot is fitted on every rank from the same pairs (each rank's problems hold every
-// row): bitwise as alone on 1-4 ranks, on 1 and 2 threads, and pooled (the classes share one map).
+// row): bitwise as alone on 1-4 ranks, on 1 and 2 threads, and pooled (the classes share one map). Alone,
+// the criterion's corrections (every row) are kept for the final ones; on ranks each rank sweeps its
+// problems again at the chosen bandwidth: the two forms are compared too.
 TEST(Distributed, PooledPilotMatchesAloneBitwise) {
   oracle::Data d = testdata::softmax_predictions(600, 12, 13, 3.0);
   testdata::mix_with_uniform(d, 0.3, 14);

@@ -184,14 +184,18 @@ void for_each_fold(const Problem& pr, std::span<const std::size_t> self, std::sp
   }
 }
 
+// `delta`, where given, receives each evaluated row's kernel averages of the residuals (rows x depth).
 Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const SweepPlan& plan,
-                  Shrinkage shrinkage = Shrinkage::garrote) {
+                  Shrinkage shrinkage = Shrinkage::garrote, std::vector<double>* delta = nullptr) {
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
   lp.points.centre_offsets(h, offsets, plan.threads);
   Corrected out = evaluated(pr, in.subset.self);
+  if (delta) delta->resize(out.self.size() * depth);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
+    if (delta)
+      for (std::size_t l = 0; l < depth; ++l) (*delta)[q * depth + l] = acc[l] / den;
     double* g = out.g.data() + q * depth;
     out.neighbours[q] =
         corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; }, shrinkage);
@@ -223,12 +227,14 @@ bool shares_dots(std::size_t problems, std::size_t bandwidths, const LabelledPoi
   return problems == 1 && bandwidths > 1 && (lp.points.dim != 2 || !plan.expansions);
 }
 
-// The criterion's own corrections: the kernel averages of the residuals (delta) and N of its rows (sorted
-// positions `self`) at every bandwidth of the grid, [b][q * depth + l] and [b][q]. The final corrections at
-// the chosen bandwidth are bitwise those they give (corrected_value(), either shrinkage) for those rows (a
-// row's sums do not depend on which other rows share its sweep), so the final sweep takes only the mean's
-// other rows: at n = 10,000, K = 10 (the criterion on every row) none at all, at K = 1,000 a fifth fewer.
-// Kept where they take at most kMaxKeptCorrections doubles.
+// The criterion's own corrections of one problem: the kernel averages of the residuals (delta) and N of its
+// rows (sorted positions `self`) at every bandwidth of the grid, [b][q * depth + l] and [b][q]. The final
+// corrections at the chosen bandwidth are bitwise those they give (corrected_value(), either shrinkage) for
+// those rows (a row's sums do not depend on which other rows share its sweep), so the final sweep takes only
+// the mean's other rows: for the canonical problem at n = 10,000, K = 10 (the criterion on every row) none
+// at all, at K = 1,000 a fifth fewer; for the one-dimensional problems, whose criterion scores every row,
+// none (their final sweep, with their residuals formed anew, was 12% of a marginal estimate at n = 10,000,
+// K = 100). Kept where they take at most kMaxKeptCorrections doubles.
 struct CriterionCorrections {
   std::vector<std::size_t> self;
   std::vector<std::vector<double>> delta, neighbours;
@@ -355,8 +361,10 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
 // each Brier score bitwise brier(correct(...)). Each problem is swept at every bandwidth in turn, so that
 // its score tree and its correction inputs are built once (at K = 1,000, n = 50,000 the trees' sorting and
 // building were a tenth of a marginal estimate).
+// `keep` (one per problem), where given, receives each problem's criterion corrections.
 GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
-                      std::span<const std::size_t> rows, const SweepPlan& plan) {
+                      std::span<const std::size_t> rows, const SweepPlan& plan,
+                      std::vector<CriterionCorrections>* keep = nullptr) {
   const std::size_t B = grid.size();
   GridScores scores{std::vector<double>(problems.size() * B, 0.0), std::vector<double>(problems.size() * B, 0.0)};
   const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
@@ -364,11 +372,19 @@ GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<do
     std::optional<ScoreTree> tree;
     if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
     const CorrectionInputs in = correction_inputs(pr, rows, own, tree ? &*tree : nullptr);
+    CriterionCorrections* kept = keep ? &(*keep)[q] : nullptr;
+    if (kept) {
+      kept->delta.resize(B);
+      kept->neighbours.resize(B);
+    }
     for (std::size_t b = 0; b < B; ++b) {
-      const Corrected c = correct(pr, grid[b], in, own);
+      Corrected c = correct(pr, grid[b], in, own, Shrinkage::garrote, kept ? &kept->delta[b] : nullptr);
       scores.brier[q * B + b] = brier(pr, c);
       scores.enough[q * B + b] = static_cast<double>(
           std::count_if(c.neighbours.begin(), c.neighbours.end(), [](double v) { return v >= kLeastNeighbours; }));
+      if (!kept) continue;
+      if (b == 0) kept->self = std::move(c.self);
+      kept->neighbours[b] = std::move(c.neighbours);
     }
   });
   if (mine.size() != problems.size()) {
@@ -407,10 +423,14 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   }
   // Otherwise the criterion first, then the corrections at the chosen bandwidth on the mean's rows.
   const bool shared = shares_dots(problems.size(), grid.size(), *problems.front().lp, plan);
-  // Kept for the final corrections where alone (a distributed sweep's rows are the ranks') and small enough.
-  std::optional<CriterionCorrections> kept;
-  if (shared && !plan.communicator && grid.size() * rows.size() * problems.front().depth <= kMaxKeptCorrections)
-    kept.emplace();
+  // The criterion's corrections, one per problem, kept for the final ones where alone (a distributed
+  // sweep's rows are the ranks', its problems shared out) and small enough: the shared sweep's kernel
+  // averages, the others' with their neighbours where the criterion scored every row (the score tree
+  // interpolates a subset's sums between points of its own, so its rows' bits depend on the subset).
+  std::size_t kept_values = 0;
+  for (const Problem& pr : problems) kept_values += grid.size() * rows.size() * (shared ? pr.depth : pr.depth + 1);
+  std::vector<CriterionCorrections> kept;
+  if (!plan.communicator && kept_values <= kMaxKeptCorrections && (shared || all_rows)) kept.resize(problems.size());
   // The shared sweep's problem (canonical): every fold's residuals formed once for the criterion and the
   // final corrections, where they take at most kMaxFoldResiduals doubles (else fold by fold in each).
   const Problem& front = problems.front();
@@ -418,8 +438,9 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   Residuals residuals =
       shared && residual_values <= kMaxFoldResiduals ? fold_residuals(front, 0, front.folds.count, plan.threads)
                                                      : Residuals{};
-  const GridScores scores = shared ? brier_scores(front, grid, criterion, residuals, plan, kept ? &*kept : nullptr)
-                                   : brier_grid(problems, grid, criterion, plan);
+  std::vector<CriterionCorrections>* keep = kept.empty() ? nullptr : &kept;
+  const GridScores scores = shared ? brier_scores(front, grid, criterion, residuals, plan, keep ? &kept[0] : nullptr)
+                                   : brier_grid(problems, grid, criterion, plan, keep);
   const std::size_t B = grid.size();  // the scores' problems: one when shared
   std::vector<double> enough(B, 0.0);
   std::size_t best = 0;
@@ -436,23 +457,28 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   fit.selection.best_score = fit.selection.score[best];
   // The corrections of the mean's rows at grid point b: from the criterion's kept sums where it has them.
   auto at = [&problems, &front, grid, shared, averaged, all_means = mean.empty(), plan](
-                std::size_t b, Shrinkage shrinkage, const CriterionCorrections* kept_sums,
+                std::size_t b, Shrinkage shrinkage, const std::vector<CriterionCorrections>& kept_sums,
                 std::span<const double> formed) -> std::vector<Corrected> {
     const std::span<const std::size_t> rows = all_means ? std::span<const std::size_t>{} : averaged;
-    if (kept_sums) return {correct_beside_kept(front, grid, b, *kept_sums, rows, formed, plan, shrinkage)};
+    if (!kept_sums.empty()) {
+      std::vector<Corrected> out;
+      for (std::size_t q = 0; q < problems.size(); ++q)
+        out.push_back(correct_beside_kept(problems[q], grid, b, kept_sums[q], rows, formed, plan, shrinkage));
+      return out;
+    }
     if (shared) return {correct(front, grid[b], correction_inputs(front, rows, plan, nullptr, formed), plan, shrinkage)};
     return correct_all(problems, grid[b], rows, plan, shrinkage);
   };
-  fit.corrected = at(best, Shrinkage::garrote, kept ? &*kept : nullptr, residuals);
+  fit.corrected = at(best, Shrinkage::garrote, kept, residuals);
   const std::size_t narrower =
       for_squares ? squares_bandwidth(enough, static_cast<double>(rows.size() * (scores.brier.size() / B)), best)
                   : best;
   if (narrower < best) {
     fit.narrowed_at = narrower;
-    auto sums = std::make_shared<std::optional<CriterionCorrections>>(std::move(kept));
+    auto sums = std::make_shared<const std::vector<CriterionCorrections>>(std::move(kept));
     auto formed = std::make_shared<const Residuals>(std::move(residuals));
     fit.narrowed = [at, narrower, sums, formed] {
-      return at(narrower, Shrinkage::whole, *sums ? &**sums : nullptr, *formed);
+      return at(narrower, Shrinkage::whole, *sums, *formed);
     };
   }
   return fit;
