@@ -148,27 +148,42 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
   // weighted[a * kChunk + i]: row i's slope (a = 0), then its curvature times dx_(a-1); sums[a * padded + b]:
   // the gradient's (a = 0) and the Hessian's (a = b' + 1) sums over the chunks so far.
   std::vector<double> weighted(grad ? width * kChunk : 0), sums(grad ? width * padded : 0, 0.0);
-  std::array<double, kChunk> margin, p_other;  // s = -log P(y) as softplus(s); P(not y) = sigmoid(s)
+  std::array<double, kChunk> margin, p_other, curvature;  // s = -log P(y) as softplus(s); P(not y) = sigmoid(s)
   double nll = 0;
   for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
     const std::size_t m = std::min(kChunk, rows.size() - begin);
-    for (std::size_t i = 0; i < m; ++i) {
-      const std::size_t j = rows[begin + i];
-      // The margin from the source, not the copy: read back at once, the copy's stores stalled the loads.
-      const double* diff = difference_row(d, j, row_scratch, scratch);
-      std::copy_n(diff, width, chunk.data() + i * stride);
-      double z = diff[0];
-      for (std::size_t k = 0; k < D; ++k) z += diff[1 + k] * theta[k];
-      margin[i] = labels[j] == 1 ? -z : z;
+    for (std::size_t i = 0; i < m; ++i)
+      std::copy_n(difference_row(d, rows[begin + i], row_scratch, scratch), width, chunk.data() + i * stride);
+    // The margins kRowGroup rows at a time, their chains of multiply-adds side by side (each row's terms
+    // still in order): a row at a time, each add waited on the one before.
+    constexpr std::size_t kRowGroup = 4;
+    std::size_t i = 0;
+    for (; i + kRowGroup <= m; i += kRowGroup) {
+      const double* row = chunk.data() + i * stride;
+      std::array<double, kRowGroup> z;
+      for (std::size_t g = 0; g < kRowGroup; ++g) z[g] = row[g * stride];
+      for (std::size_t k = 0; k < D; ++k)
+        for (std::size_t g = 0; g < kRowGroup; ++g) z[g] += row[g * stride + 1 + k] * theta[k];
+      std::copy(z.begin(), z.end(), margin.begin() + static_cast<std::ptrdiff_t>(i));
     }
+    for (; i < m; ++i) {
+      const double* row = chunk.data() + i * stride;
+      double z = row[0];
+      for (std::size_t k = 0; k < D; ++k) z += row[1 + k] * theta[k];
+      margin[i] = z;
+    }
+    for (std::size_t r = 0; r < m; ++r)
+      if (labels[rows[begin + r]] == 1) margin[r] = -margin[r];
     nll += kern.softplus_sigmoid(margin.data(), p_other.data(), m, -kLogSmallest);
     if (!grad) continue;
-    for (std::size_t i = 0; i < m; ++i) {
-      const double* dx = chunk.data() + i * stride + 1;
-      const double p = p_other[i], curvature = p * (1 - p);
-      weighted[i] = labels[rows[begin + i]] == 1 ? -p : p;
-      for (std::size_t a = 0; a < D; ++a) weighted[(a + 1) * kChunk + i] = curvature * dx[a];
+    for (std::size_t r = 0; r < m; ++r) {
+      const double p = p_other[r];
+      curvature[r] = p * (1 - p);
+      weighted[r] = labels[rows[begin + r]] == 1 ? -p : p;
     }
+    // Feature by feature, so that each row of `weighted` is written in order.
+    for (std::size_t a = 0; a < D; ++a)
+      for (std::size_t r = 0; r < m; ++r) weighted[(a + 1) * kChunk + r] = curvature[r] * chunk[r * stride + 1 + a];
     kern.dot_add(weighted.data(), kChunk, chunk.data() + 1, stride, width, padded, m, sums.data(), padded);
   }
   if (grad)
