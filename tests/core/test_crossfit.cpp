@@ -341,14 +341,16 @@ TEST(Crossfit, WidePayloadAgreesWithThePlainFormula) {
     }
 }
 
-// The automatic bandwidth: the criterion at every grid point against the formula, and the choice its best.
-// Canonical sweeps every candidate bandwidth in one sweep whose dot products they share (K = 3 and 10, their
-// residuals padded to 8 and 16 values per centre, and K = kWidePayload + 6, whose products also skip the
-// centres of weight 0); marginal one sweep per candidate, by the score tree.
+// The automatic bandwidth: the criterion at every grid point against the formula, the choice its best, and
+// the estimate at it. Canonical sweeps every candidate bandwidth in one sweep whose dot products they share
+// (K = 3 and 10, their residuals padded to 8 and 16 values per centre, and K = kWidePayload + 6, whose
+// products also skip the centres of weight 0); marginal, top-label and canonical at K = 2 one sweep per
+// candidate, by the score tree, whose corrections the estimate then reads (kept, correction.cpp).
 TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
-  for (std::size_t k : {std::size_t{3}, std::size_t{10}, ecekde::detail::kWidePayload + 6})
-    for (CalibrationType type : {CalibrationType::canonical, CalibrationType::marginal}) {
-      if (type == CalibrationType::marginal && k > 3) continue;  // K one-dimensional problems: nothing new
+  const std::vector<std::pair<std::size_t, CalibrationType>> cases{
+      {3, CalibrationType::canonical},  {10, CalibrationType::canonical}, {ecekde::detail::kWidePayload + 6, CalibrationType::canonical},
+      {3, CalibrationType::marginal},   {3, CalibrationType::top_label},  {2, CalibrationType::canonical}};
+  for (auto [k, type] : cases) {
       const oracle::Data d = testdata::softmax_predictions(120, k, 90 + k, 2.0, 1.6);
       const ecekde::EstimateOptions automatic = options(type, std::nullopt, 1.0);
       const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), type, false, automatic.execution, true);
@@ -368,8 +370,10 @@ TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
             if (r.selection->score[b] > r.selection->score[best]) best = b;
           }
           EXPECT_EQ(r.bandwidth, grid[best]);
+          const double value = plain_crossfit(d, type, r.bandwidth, 1.0, pilots).first;
+          EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
         }
-    }
+  }
 }
 
 // CE_2^2's own bandwidth (correction.hpp, kLeastNeighbours): at p = 2 the candidate is the narrowest grid
