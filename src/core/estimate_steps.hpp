@@ -38,10 +38,13 @@ struct RowSubset {
 RowSubset row_subset(const LabelledPoints& lp, std::span<const std::size_t> rows);
 
 /// The bandwidth criterion at each of `bandwidths`, averaged over the input rows `rows` (each scored
-/// against all other samples) and summed over the problems (see BandwidthCriterion).
+/// against all other samples) and summed over the problems (see BandwidthCriterion). `skeletons` (one per
+/// problem), where given, keeps each problem's score tree between calls (ScoreTree::Skeleton): formed at
+/// the first, read at the others.
 std::vector<double> bandwidth_scores(const std::vector<LabelledPoints>& problems,
                                      std::span<const double> bandwidths, BandwidthCriterion criterion,
-                                     std::span<const std::size_t> rows, const SweepPlan& plan);
+                                     std::span<const std::size_t> rows, const SweepPlan& plan,
+                                     std::vector<ScoreTree::Skeleton>* skeletons = nullptr);
 
 /// Grid search plus golden-section refinement, over the criterion rows of n samples.
 BandwidthSelection choose_bandwidth(const std::vector<LabelledPoints>& problems,

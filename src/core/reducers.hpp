@@ -115,13 +115,15 @@ class ClassSums {
 /// Per row j and each of several bandwidths h: log sum_{i != self(j)} k_h(x_j; x_i), sharing the dot
 /// products between bandwidths. self(j) is the centre that row j is (rows[j], or j itself when `self` is
 /// empty: rows and centres are the same points). Calls finish(j, log_sums) once per row (one value per
-/// bandwidth).
+/// bandwidth). `tree`: the centres' score tree where the caller keeps one (else built here).
 template <class Finish>
 class LogKernelSums {
  public:
   LogKernelSums(const TileKernels& kern, const std::vector<std::vector<double>>& offsets,
-                std::vector<double> inv_h, Finish finish, std::span<const std::size_t> self = {})
-      : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)), self_(self) {}
+                std::vector<double> inv_h, Finish finish, std::span<const std::size_t> self = {},
+                const ScoreTree* tree = nullptr)
+      : kern_(kern), offsets_(offsets), inv_h_(std::move(inv_h)), finish_(std::move(finish)), self_(self),
+        tree_(tree) {}
 
   /// Relative cost of a pair, for progress: one exponential per bandwidth.
   double work_per_pair() const { return static_cast<double>(inv_h_.size()); }
@@ -168,7 +170,8 @@ class LogKernelSums {
   /// The same sums from the score tree (one-dimensional problems), one request per bandwidth.
   void expanded(const KernelPoints& rows, const KernelPoints& centres, const SweepPlan& plan) const {
     const std::size_t H = inv_h_.size(), R = rows.n;
-    const ScoreTree tree(centres);
+    std::optional<ScoreTree> own_tree;
+    const ScoreTree& tree = tree_ ? *tree_ : own_tree.emplace(centres);
     const std::vector<std::uint32_t> order = tree.row_order(rows, self_);
     std::vector<double> log_sums(R * H), scale(R), sums(R);
     for (std::size_t b = 0; b < H; ++b) {
@@ -184,6 +187,7 @@ class LogKernelSums {
   std::vector<double> inv_h_;
   Finish finish_;
   std::span<const std::size_t> self_;
+  const ScoreTree* tree_;
 };
 
 /// PayloadSums sums a tile's payload as one matrix product, the weights (rows x centres, as the row's

@@ -112,17 +112,28 @@ ScoreTree::ScoreTree(const KernelPoints& centres, std::size_t leaf) : centres_(c
   const std::size_t n = centres.n;
   ECEKDE_ASSERT(n < (std::size_t{1} << 31));
   order_ = score_order({centres.x_t.data(), n});
+  place();
+  if (n > 0) build(0, static_cast<std::uint32_t>(n));
+}
+
+ScoreTree::ScoreTree(const KernelPoints& centres, Skeleton skeleton, std::size_t leaf)
+    : centres_(centres), leaf_(leaf), order_(std::move(skeleton.order)), nodes_(std::move(skeleton.nodes)) {
+  ECEKDE_ASSERT(centres.dim == 2 && order_.size() == centres.n);
+  place();
+}
+
+void ScoreTree::place() {
+  const std::size_t n = centres_.n;
   position_.resize(n);
   sr_.resize(2 * n);
   g_.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
     position_[order_[k]] = static_cast<std::uint32_t>(k);
-    sr_[k] = centres.x(order_[k], 0);
-    sr_[n + k] = centres.x(order_[k], 1);
+    sr_[k] = centres_.x(order_[k], 0);
+    sr_[n + k] = centres_.x(order_[k], 1);
     g_[k] = sr_[k] + sr_[n + k];
     sigma_error_ = std::max(sigma_error_, std::fabs(g_[k] - 1));
   }
-  if (n > 0) build(0, static_cast<std::uint32_t>(n));
 }
 
 // Where to split the sorted centres [begin, end): at the position that minimises the children's count

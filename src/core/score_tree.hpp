@@ -69,8 +69,21 @@ struct KernelSumRequest {
 /// The centres of a one-dimensional problem (KernelPoints of dim 2) sorted by score, in a binary tree of
 /// index ranges. Built once per problem; answers requests for any bandwidth and payload.
 class ScoreTree {
+  struct Node;
+
  public:
   explicit ScoreTree(const KernelPoints& centres, std::size_t leaf = kLeaf);
+
+  /// What a tree holds beyond copies of its centres: their order by score and the nodes, the part that
+  /// costs a sort and the splits (about 9 bytes a centre). A caller that asks for the same centres' tree
+  /// again (the paper's bandwidth search, a sweep per step) keeps it and rebuilds the tree from it in O(n):
+  /// the same tree, so bitwise the same sums.
+  struct Skeleton {
+    std::vector<std::uint32_t> order;
+    std::vector<Node> nodes;
+  };
+  ScoreTree(const KernelPoints& centres, Skeleton skeleton, std::size_t leaf = kLeaf);
+  Skeleton skeleton() const { return {order_, nodes_}; }
 
   /// Row q of `rows` leaves out centre self[q] (no centre when self[q] >= centres; `self` empty: rows
   /// are the centres themselves, row q leaves out centre q). Writes scale[q] and
@@ -153,6 +166,7 @@ class ScoreTree {
   void walk(const Expansion& mom, const KernelPoints& rows, std::span<const std::size_t> self,
             const KernelSumRequest& request, const SweepPlan& plan, std::span<double> scale, std::span<double> sums,
             std::span<const std::uint32_t> order) const;
+  void place();  // the sorted copies of the centres, from order_
   std::int32_t build(std::uint32_t begin, std::uint32_t end);
   std::uint32_t split_point(std::uint32_t begin, std::uint32_t end) const;
 

@@ -1,7 +1,8 @@
 // The score tree's expansions (one-dimensional kernel sums in near-linear time) and their interpolation
 // (interpolated_sums) against a plain sum over every pair, over grids of sizes, bandwidths, powers, payloads, left-out centres, thread counts and
 // awkward scores (ties, exact 0 and 1, points just off the segment s + r = 1, a dense cluster with a sparse
-// tail, scores spread over 60 and 1,000 octaves); and the estimators that use it against the full sweep.
+// tail, scores spread over 60 and 1,000 octaves), and rebuilt from its skeleton; and the estimators that use
+// it against the full sweep.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,9 +130,13 @@ TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
             for (std::size_t l = 0; l < depth; ++l)
               ASSERT_NEAR(got[l + 1] / got[0], want.ratio[j * depth + l], tolerance) << "row " << j << " column " << l;
           }
-          // any thread count gives the same bits
+          // any thread count gives the same bits, and so does the tree rebuilt from its skeleton
           std::vector<double> scale2(n), sums2(n * (depth + 1));
           tree.sums(centres, {}, {offsets, 1 / h, q, vt, depth}, plan_with(2), scale2, sums2);
+          ASSERT_EQ(scale2, scale);
+          ASSERT_EQ(sums2, sums);
+          const ScoreTree rebuilt(centres, tree.skeleton());
+          rebuilt.sums(centres, {}, {offsets, 1 / h, q, vt, depth}, plan_with(1), scale2, sums2);
           ASSERT_EQ(scale2, scale);
           ASSERT_EQ(sums2, sums);
         }
