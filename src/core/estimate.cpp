@@ -237,10 +237,6 @@ std::vector<double> checked_grid(const std::vector<double>& grid) {
   return g;
 }
 
-}  // namespace
-
-namespace {
-
 // A score tree's skeleton: 4 bytes a centre of order and its nodes (48 bytes each, one per few centres),
 // counted generously; and the most the bandwidth search keeps (600 MB at n = 50,000, K = 1,000 marginal).
 constexpr std::size_t kSkeletonBytesPerCentre = 12, kMaxKeptSkeletonBytes = std::size_t{1} << 30;
