@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
-#include <optional>
 #include <span>
 
 #include "core/estimate_steps.hpp"
@@ -119,43 +119,83 @@ namespace {
 // bandwidths builds the tree once, and its rows read every fold's residuals from one payload.
 bool uses_tree(const Problem& pr, const SweepPlan& plan) { return plan.expansions && pr.lp->points.dim == 2; }
 
+// A one-dimensional problem's centres in the order of its score tree (score_order(), ties by position),
+// as the tree's path of correct() reads them: the tree built on them keeps that order, so its moments,
+// the interpolation's rows and each row's own centre read every per-centre value (offsets, residuals,
+// points) in sequence rather than scattered over the label-sorted problem (at n = 50,000 each row's dozen
+// reads missed the cache: docs/benchmarks.md). The same centres in another order: the same tree, the
+// same sums.
+struct ScoreOrdered {
+  KernelPoints points;
+  std::vector<std::size_t> position;  // rank by score -> the problem's sorted position
+};
+
+ScoreOrdered score_ordered(const KernelPoints& p) {
+  const std::size_t n = p.n;
+  const std::vector<std::uint32_t> order = score_order({p.x_t.data(), n});
+  ScoreOrdered out;
+  out.points.n = n;
+  out.points.dim = 2;
+  out.points.log_x.resize(2 * n);
+  out.points.x_t.resize(2 * n);
+  out.position.assign(order.begin(), order.end());
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t i = order[r];
+    out.points.log_x[2 * r] = p.log_x[2 * i];
+    out.points.log_x[2 * r + 1] = p.log_x[2 * i + 1];
+    out.points.x_t[r] = p.x_t[i];
+    out.points.x_t[n + r] = p.x_t[n + i];
+  }
+  return out;
+}
+
 // What correct() reads of a problem at every bandwidth: the evaluated rows with their points when they are
-// a subset (empty: every row), the centres' score tree when the caller keeps one, with the rows in the
-// order its interpolation reads them, and the centres' residuals where they are formed once for every
-// bandwidth: for the score tree every fold's as the rows of one transposed payload (fold m's value l at
-// row m depth + l, as tree_payload_sums() reads it), for the pair sweeps every fold's block after another
-// (fold_residuals(); a canonical problem's where the caller formed them, fit_corrections(), else fold by
-// fold in each sweep).
+// a subset (empty: every row); for the score tree, the centres in its order with, for a subset, each
+// row's own centre among them, the tree itself when the caller keeps one (`keep_tree`) with the rows in
+// the order its interpolation reads them, and every fold's residuals in that order as the rows of one
+// transposed payload (fold m's value l at row m depth + l, as tree_payload_sums() reads it); for the pair
+// sweeps every fold's block after another (fold_residuals(); a canonical problem's where the caller
+// formed them, fit_corrections(), else fold by fold in each sweep).
 struct CorrectionInputs {
   RowSubset subset;
-  const ScoreTree* tree = nullptr;
+  std::unique_ptr<const ScoreOrdered> by_score;  // the tree's centres (heap: the tree refers to them)
+  std::vector<std::size_t> own_ranks;            // a subset's own centres among by_score
+  std::unique_ptr<const ScoreTree> tree;
   std::vector<std::uint32_t> order;
   Residuals formed;                    // the residuals where formed here
   std::span<const double> residuals;  // formed, or the caller's
 };
 
 CorrectionInputs correction_inputs(const Problem& pr, std::span<const std::size_t> rows, const SweepPlan& plan,
-                                   const ScoreTree* tree = nullptr, std::span<const double> residuals = {}) {
+                                   bool keep_tree = false, std::span<const double> residuals = {}) {
   // The rows' points for the score tree, which sweeps them together; the pair sweeps take each fold's apart.
   const bool tree_sweep = uses_tree(pr, plan);
-  CorrectionInputs in{{}, tree, {}, {}, residuals};
+  CorrectionInputs in;
+  in.residuals = residuals;
   if (!rows.empty()) {
     if (tree_sweep) in.subset = row_subset(*pr.lp, rows);
     else in.subset.self = positions_of(*pr.lp, rows);
   }
-  if (tree) in.order = ScoreTree::grid_order(rows.empty() ? pr.lp->points : in.subset.points);
   const std::size_t folds = pr.folds.count, n = pr.lp->points.n, depth = pr.depth;
   if (tree_sweep) {
-    in.formed = fold_residuals(pr, 0, folds, plan.threads);
-    if (depth > 1) {  // transposed, as the tree reads a payload (one value per centre is both layouts)
-      const Residuals blocks = std::move(in.formed);
-      const std::size_t block = payload_stride(depth) * n;
-      in.formed.resize(folds * depth * n);
-      for (std::size_t f = 0; f < folds; ++f)
-        for (std::size_t i = 0; i < n; ++i)
-          for (std::size_t l = 0; l < depth; ++l)
-            in.formed[(f * depth + l) * n + i] = blocks[f * block + payload_index(i, l, depth)];
+    auto by_score = std::make_unique<ScoreOrdered>(score_ordered(pr.lp->points));
+    if (!rows.empty()) {
+      std::vector<std::size_t> rank(n);
+      for (std::size_t r = 0; r < n; ++r) rank[by_score->position[r]] = r;
+      for (std::size_t j : in.subset.self) in.own_ranks.push_back(rank[j]);
     }
+    if (keep_tree) {
+      in.tree = std::make_unique<const ScoreTree>(by_score->points, ScoreTree::kGridLeaf);
+      in.order = ScoreTree::grid_order(rows.empty() ? by_score->points : in.subset.points);
+    }
+    const Residuals blocks = fold_residuals(pr, 0, folds, plan.threads);
+    const std::size_t block = payload_stride(depth) * n;
+    in.formed.resize(folds * depth * n);
+    for (std::size_t f = 0; f < folds; ++f)
+      for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t l = 0; l < depth; ++l)
+          in.formed[(f * depth + l) * n + r] = blocks[f * block + payload_index(by_score->position[r], l, depth)];
+    in.by_score = std::move(by_score);
   } else if (residuals.empty() && depth == 1) {
     in.formed = fold_residuals(pr, 0, folds, plan.threads);
   }
@@ -190,7 +230,6 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
   const LabelledPoints& lp = *pr.lp;
   const std::size_t n = lp.points.n, depth = pr.depth;
   std::vector<double> offsets(n);
-  lp.points.centre_offsets(h, offsets, plan.threads);
   Corrected out = evaluated(pr, in.subset.self);
   if (delta) delta->resize(out.self.size() * depth);
   auto finish = [&](std::size_t q, double den, double squares, const double* acc) {
@@ -201,15 +240,19 @@ Corrected correct(const Problem& pr, double h, const CorrectionInputs& in, const
         corrected_row(pr, out.self[q], den, squares, acc, [g](std::size_t l, double v) { g[l] = v; }, shrinkage);
   };
   if (uses_tree(pr, plan)) {  // every fold's residuals in one payload, each row reading its own fold's
-    auto own_fold = [&](std::size_t q, double den, double squares, const double* acc) {
+    const ScoreOrdered& centres = *in.by_score;
+    centres.points.centre_offsets(h, offsets, plan.threads);
+    auto own_fold = [&](std::size_t r, double den, double squares, const double* acc) {
+      const std::size_t q = in.subset.self.empty() ? centres.position[r] : r;  // every row: the centres' order
       finish(q, den, squares, acc + pr.folds.fold_of[out.self[q]] * depth);
     };
     const std::size_t width = pr.folds.count * depth;
-    tree_payload_sums(in.subset.self.empty() ? lp.points : in.subset.points, lp.points, in.subset.self, offsets,
-                      1 / h, in.residuals, width, 1 + 0.1 * static_cast<double>(width), in.tree, in.order, plan,
-                      own_fold);
+    tree_payload_sums(in.subset.self.empty() ? centres.points : in.subset.points, centres.points, in.own_ranks,
+                      offsets, 1 / h, in.residuals, width, 1 + 0.1 * static_cast<double>(width), in.tree.get(),
+                      in.order, plan, own_fold);
     return out;
   }
+  lp.points.centre_offsets(h, offsets, plan.threads);
   for_each_fold(pr, out.self, in.residuals, plan.threads,
                 [&](const std::vector<std::size_t>& group, const RowSubset& rows, std::span<const double> residuals) {
                   auto in_group = [&](std::size_t k, double den, double squares, const double* acc) {
@@ -329,7 +372,7 @@ Corrected correct_beside_kept(const Problem& pr, const std::vector<double>& grid
   }
   if (missing.empty()) return out;
   const Corrected swept =
-      correct(pr, grid[b], correction_inputs(pr, missing, plan, nullptr, residuals), plan, shrinkage);
+      correct(pr, grid[b], correction_inputs(pr, missing, plan, false, residuals), plan, shrinkage);
   for (std::size_t m = 0; m < missing.size(); ++m) {
     std::copy_n(swept.g.begin() + static_cast<std::ptrdiff_t>(m * depth), depth,
                 out.g.begin() + static_cast<std::ptrdiff_t>(missing_at[m] * depth));
@@ -369,9 +412,7 @@ GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<do
   GridScores scores{std::vector<double>(problems.size() * B, 0.0), std::vector<double>(problems.size() * B, 0.0)};
   const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
     const Problem& pr = problems[q];
-    std::optional<ScoreTree> tree;
-    if (uses_tree(pr, own)) tree.emplace(pr.lp->points, ScoreTree::kGridLeaf);
-    const CorrectionInputs in = correction_inputs(pr, rows, own, tree ? &*tree : nullptr);
+    const CorrectionInputs in = correction_inputs(pr, rows, own, true);
     CriterionCorrections* kept = keep ? &(*keep)[q] : nullptr;
     if (kept) {
       kept->delta.resize(B);
@@ -466,7 +507,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
         out.push_back(correct_beside_kept(problems[q], grid, b, kept_sums[q], rows, formed, plan, shrinkage));
       return out;
     }
-    if (shared) return {correct(front, grid[b], correction_inputs(front, rows, plan, nullptr, formed), plan, shrinkage)};
+    if (shared) return {correct(front, grid[b], correction_inputs(front, rows, plan, false, formed), plan, shrinkage)};
     return correct_all(problems, grid[b], rows, plan, shrinkage);
   };
   fit.corrected = at(best, Shrinkage::garrote, kept, residuals);
