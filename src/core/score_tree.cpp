@@ -80,15 +80,22 @@ std::vector<std::uint32_t> score_order(std::span<const double> score) {
   constexpr int kDigit = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
   const std::size_t n = score.size();
-  std::vector<std::uint64_t> key(n), next_key(n);
-  std::vector<std::uint32_t> order(n), next(n);
+  std::vector<std::uint64_t> key(n);
+  std::vector<std::uint32_t> order(n);
+  bool in_order = true;
   for (std::size_t i = 0; i < n; ++i) {
     const double v = score[i] == 0 ? 0.0 : score[i];  // -0 sorts with +0, as compared
     std::uint64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
     key[i] = bits >> 63 ? ~bits : bits | (std::uint64_t{1} << 63);  // unsigned order = numeric order
     order[i] = static_cast<std::uint32_t>(i);
+    in_order = in_order && (i == 0 || key[i] >= key[i - 1]);
   }
+  // Keys already in order (centres placed in a tree's order, and their rows by L1 - L2 mostly): the sort
+  // would leave every position where it is.
+  if (in_order) return order;
+  std::vector<std::uint64_t> next_key(n);
+  std::vector<std::uint32_t> next(n);
   std::vector<std::size_t> start(kBuckets);
   for (int shift = 0; shift < 64; shift += kDigit) {
     std::fill(start.begin(), start.end(), 0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -94,6 +95,34 @@ SweepPlan plan_with(int threads) {
   ecekde::ExecutionOptions execution;
   execution.threads = threads;
   return SweepPlan::from(execution);
+}
+
+// The radix sort against std::stable_sort by value (-0 with +0), on every kind of scores, each as drawn,
+// already in order (where the sort returns the positions as they are), in reverse, and with a ties run
+// and a -0 placed out of order.
+TEST(ScoreTree, ScoreOrderIsTheStableSort) {
+  for (const char* kind : {"spread", "small", "ties", "saturated", "tail", "octaves"})
+    for (std::size_t n : {0, 1, 2, 7, 1000}) {
+      std::vector<double> s(n);
+      const std::vector<double> x = points(kind, n, 5 + n);
+      for (std::size_t i = 0; i < n; ++i) s[i] = x[2 * i];
+      std::vector<double> sorted = s;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<double> reversed(sorted.rbegin(), sorted.rend());
+      std::vector<double> disordered = sorted;
+      if (n > 2) {
+        disordered[0] = -0.0;
+        disordered[1] = sorted[n - 1];
+        disordered[n - 1] = 0.0;
+      }
+      for (const std::vector<double>& layout : {s, sorted, reversed, disordered}) {
+        std::vector<std::uint32_t> expected(n);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return layout[a] < layout[b]; });
+        EXPECT_EQ(ecekde::detail::score_order(layout), expected) << kind << " n " << n;
+      }
+    }
 }
 
 TEST(ScoreTree, AgreesWithEveryPairOverGrids) {
