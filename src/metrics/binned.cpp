@@ -308,8 +308,8 @@ double BinnedStatistic::resampled(std::span<const std::size_t> rows) const {
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (rows[i] >= n) detail::fail_with("resampled row ", i, ": index ", rows[i], " is outside [0, ", n, ")");
   double total = 0;
+  ScoredSamples picked;  // one problem's rows at a time, its storage kept from one problem to the next
   for (const ScoredSamples& s : st.problems) {
-    ScoredSamples picked;
     picked.n = rows.size();
     picked.dim = s.dim;
     picked.score.resize(picked.n * s.dim);
