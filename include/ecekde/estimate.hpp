@@ -213,10 +213,11 @@ struct Result {
   /// crossfit: the rows its row mean averaged over: n, or fewer (a random subset, EstimateOptions::mean_rows;
   /// standard_error then includes the subsampling); 0 for the paper's estimator.
   std::size_t averaged_rows = 0;
-  /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix", "top-class-biases" or
-  /// "class-biases" (canonical: the second adds a K x K matrix on log f, tried at K <= 16, the third a bias
-  /// per class where it is the top class, tried at K <= 128, the fourth per-class biases, which the
-  /// structured map has only up to K = 64, tried at 64 < K <= 128), "beta" (the one-dimensional types),
+  /// crossfit: the pilot recalibration map it kept: "structured", "full-matrix", "top-class-biases",
+  /// "class-biases" or "trees" (canonical: the second adds a K x K matrix on log f, tried at K <= 16, the
+  /// third a bias per class where it is the top class, tried at K <= 128, the fourth per-class biases, which
+  /// the structured map has only up to K = 64, tried at 64 < K <= 128, the last boosted trees on log f added
+  /// to the one kept before them, tried at K <= 20 and n <= 200,000), "beta" (the one-dimensional types),
   /// "beta-step" (the same with a jump at a threshold found in each fold; one problem, or marginal at
   /// K <= 128), "pooled-beta" (marginal: one Beta map fitted on every class's rows) or "pooled-intercepts"
   /// (marginal, K <= 128: that map plus an intercept per class); the one whose held-out log-loss (summed

@@ -159,7 +159,7 @@ void register_kde_results(py::module_& m) {
                if (r.pilot.empty()) return std::nullopt;
                return r.pilot;
              },
-             "crossfit: the pilot map it kept, 'structured', 'full-matrix', 'top-class-biases' or 'class-biases' (canonical), "
+             "crossfit: the pilot map it kept, 'structured', 'full-matrix', 'top-class-biases', 'class-biases' or 'trees' (canonical), "
              "'beta', 'beta-step' "
              "(one-dimensional: Beta with a jump), 'pooled-beta' "
              "(marginal: one map for every class) or 'pooled-intercepts' (marginal: that map plus an intercept per class) "

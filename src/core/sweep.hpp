@@ -76,6 +76,10 @@ struct SweepPlan {
   // Crossfit's pilot: empty, the family whose held-out log-loss is lowest (Result::pilot names it), or one
   // family by that name where it is offered (tests check each family's fits apart from the choice).
   std::string_view pilot;
+  // Crossfit's canonical trees (crossfit/family_trees.cpp): 0, their count of rounds chosen by the folds'
+  // log-losses (one count for every fold, read off every fold's labels); tests fix it to check each fold's
+  // trees apart from the choice.
+  std::size_t tree_rounds = 0;
 
   static SweepPlan from(const ExecutionOptions& execution);
 };

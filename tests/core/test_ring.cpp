@@ -163,9 +163,11 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
 // at K = 10 warns of too few samples. With labels drawn from f with two classes swapped, the pilot keeps its
 // full-matrix candidate, chosen by a held-out log-loss summed over the ranks. With the last third of the rows
 // truncated to two classes, only the last ranks hold saturated probabilities, and every rank takes the
-// pilots' indicators and the corrections' floor all the same. At p = 2 on a local bump (n = 1,500, a grid of
-// four bandwidths) the estimate takes CE_2^2's narrower candidate, its whole correction and its comparison
-// with the criterion's summed over the ranks, and so does every rank.
+// pilots' indicators and the corrections' floor all the same. On a local bump (n = 1,500, p = 2, a grid of
+// four bandwidths) the pilot keeps its trees, every split chosen from histograms summed over the ranks and
+// the count of rounds from log-losses summed over them; with two folds (no trees) the estimate takes
+// CE_2^2's narrower candidate, its whole correction and its comparison with the criterion's summed over the
+// ranks, and so does every rank.
 TEST(Ring, CrossfitMatchesAlone) {
   struct Case {
     std::size_t n, k;
@@ -177,6 +179,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     std::size_t mean_rows = 0;  // the row mean over a random subset of rows, those of every rank
     double p = 1;
     bool bump = false;  // labels from a band of the simplex where class 0 has probability 0.7, on a grid of four
+    std::size_t folds = 5;
   };
   for (const Case& c : {Case{60, 10, std::nullopt, 0}, Case{240, 3, std::nullopt, 0}, Case{240, 3, 0.05, 0},
                         Case{301, 10, std::nullopt, 90}, Case{150, 70, std::nullopt, 0}, Case{157, 4, std::nullopt, 0, true},
@@ -185,7 +188,8 @@ TEST(Ring, CrossfitMatchesAlone) {
                         Case{301, 10, std::nullopt, 90, false, false, false, 120},
                         Case{240, 3, 0.05, 0, false, false, false, 100},
                         Case{301, 10, std::nullopt, 90, false, false, false, 120, 2.0},
-                        Case{1500, 3, std::nullopt, 150, false, false, false, 0, 2.0, true}}) {
+                        Case{1500, 3, std::nullopt, 150, false, false, false, 0, 2.0, true},
+                        Case{1500, 3, std::nullopt, 150, false, false, false, 0, 2.0, true, 2}}) {
     oracle::Data d = c.bump ? testdata::softmax_predictions(c.n, c.k, 5 + c.n)
                             : testdata::softmax_predictions(c.n, c.k, 40 + c.n + c.k, 2.0, 1.4);
     ecekde::Rng band(c.n + 6);
@@ -210,6 +214,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     o.bandwidth_selection.max_rows = c.max_rows;
     o.mean_rows = c.mean_rows;
     o.p = c.p;
+    o.folds = c.folds;
     if (c.bump) o.bandwidth_selection.grid = {0.1, 0.3, 3.0, 10.0};
     o.execution.threads = 2;
     ecekde::EstimateOptions whole = o;
@@ -220,7 +225,10 @@ TEST(Ring, CrossfitMatchesAlone) {
     if (c.swapped) {
       EXPECT_EQ(alone.pilot, "full-matrix");
     }
-    if (c.bump) {  // p = 2 took the narrower candidate: its path on the ring is what this case checks
+    if (c.bump && c.folds > 2) {  // the pilot kept its trees, grown from sums over the ranks
+      EXPECT_EQ(alone.pilot, "trees");
+    }
+    if (c.bump && c.folds == 2) {  // without trees (two folds), p = 2 took the narrower candidate
       EXPECT_GT(alone.selection->criterion_choice, 0.0);
     }
     for (int ranks : {1, 2, 3, 4}) {
@@ -228,6 +236,7 @@ TEST(Ring, CrossfitMatchesAlone) {
                                (c.tied ? ", tied rows" : "") + (c.saturated ? ", saturated" : "") +
                                ", max_rows " + std::to_string(c.max_rows) + ", mean_rows " +
                                std::to_string(c.mean_rows) + ", p " + std::to_string(c.p) + (c.bump ? ", bump" : "") +
+                               ", " + std::to_string(c.folds) + " folds" +
                                ", " + std::to_string(ranks) + " ranks";
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         EXPECT_LT(relative(r.ce_pow_p, alone.ce_pow_p), 1e-12) << what << ": " << r.ce_pow_p << " vs " << alone.ce_pow_p;

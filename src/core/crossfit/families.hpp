@@ -7,6 +7,7 @@
 //   family_step.cpp       beta-step: the Beta map with a jump at a threshold found in each fold
 //   family_pooled.cpp     pooled-beta, pooled-intercepts: marginal's one map fitted on every class's pairs
 //   family_canonical.cpp  structured, full-matrix, top-class-biases, class-biases: the canonical designs
+//   family_trees.cpp      trees: boosted trees on log f added to the kept canonical pilot (no design)
 #pragma once
 
 #include <cstddef>
@@ -170,5 +171,26 @@ std::vector<std::function<void(std::size_t, double*)>> top_label_adjustment(
 std::vector<std::vector<double>> top_label_features(const LabelledPoints& lp, const std::vector<std::size_t>& folds,
                                                     std::size_t fold_count, const SweepPlan& plan,
                                                     const RingLayout* ring, std::span<const char> trains = {});
+
+// ---- trees (family_trees.cpp)
+
+// The canonical pilot's nonparametric candidate (docs/estimator.md, section 2; issue 48): in each fold,
+// rounds of boosted regression trees (one per class, depth 3, on log f cut into 32 quantile bins) added to
+// the logits of `base`'s model of that fold, learnt from the fold's training rows by Newton steps of the
+// softmax log-loss. Their count, the same in every fold, is the one of lowest log-loss on each fold's
+// training rows of the next fold when learnt from its others (none where no round lowers it). A parametric
+// family follows a map of a few parameters everywhere; the trees follow one confined to a region of the
+// simplex (a bump, a step in one class's probability, a ripple). Offered up to kMaxTreeClasses classes (a
+// round costs about 3 n K^2 histogram additions) and kMaxTreeRows rows (every fold's model is kept as a
+// table of n K probabilities), with at least 3 folds (the rounds are counted on another fold's rows).
+inline constexpr std::size_t kMaxTreeClasses = 20;
+inline constexpr std::size_t kMaxTreeRows = 200000;
+bool offers_trees(std::size_t n, std::size_t classes, std::size_t folds);
+
+// The candidate's pilot and fold models (each fold's at every row, as a table), from `base`'s fitted fold
+// models; `trains` marks the rows the fits may learn from (fold_rows()). On a ring (each rank its own
+// rows) every sum the trees are grown from is every rank's.
+Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fold_of_input, std::size_t folds,
+                        std::span<const char> trains, const SweepPlan& plan, const RingLayout* ring);
 
 }  // namespace ecekde::detail

@@ -30,6 +30,9 @@ namespace ecekde::detail {
 
 namespace {
 
+// The canonical candidate fitted last, on the pilot kept before it (families.hpp).
+constexpr const char* kTrees = "trees";
+
 // The canonical pilot's per-class biases: always up to kMaxClassBiases classes; up to kMaxBiasCandidate a
 // pilot without them and one with them are both fitted and the better kept (docs/history.md, 7.10): at
 // K = 100, n = 3,000, 100 biases fitted on 30 positives each flip the sign of small components where the
@@ -133,6 +136,15 @@ void select_canonical_pilot(Problem& canonical, const Prepared& in, const Estima
   };
   for (const CanonicalCandidate& candidate : kCanonicalCandidates)
     if (candidate.offered(K)) keep_if_better(candidate.design(in.problems[0], in.pred, spline), candidate.name);
+  // Last, the trees on the kept pilot.
+  if (offers_trees(ring ? ring->n : in.pred.n, K, options.folds) && (forced.empty() || forced == kTrees)) {
+    Problem trees = trees_candidate(canonical, folds, options.folds, trains, in.plan, ring);
+    if (!forced.empty() || log_loss(trees) < log_loss(canonical)) {
+      canonical.pilot = std::move(trees.pilot);
+      canonical.folds = std::move(trees.folds);
+      canonical.map = kTrees;
+    }
+  }
 }
 
 // The one-dimensional candidates beside each problem's own Beta map ("beta"), in the order they are
