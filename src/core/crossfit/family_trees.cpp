@@ -117,16 +117,14 @@ class Booster {
     }
   }
 
-  // The softmax log-loss summed over `rows`, and their count (every rank's).
-  std::pair<double, double> loss(const std::vector<std::size_t>& rows) const {
+  // The softmax log-loss summed over `rows` (every rank's).
+  double loss(const std::vector<std::size_t>& rows) const {
     std::vector<double> terms(rows.size()), p(K_);
     for (std::size_t r = 0; r < rows.size(); ++r) {
       softmax(rows[r], p.data());
       terms[r] = -std::log(std::max(p[static_cast<std::size_t>(labels_[rows[r]])], 1e-300));
     }
-    std::vector<double> count{static_cast<double>(rows.size())};
-    combine_shares(ranks_, count);
-    return {total_over_ranks(ranks_, terms), count[0]};
+    return total_over_ranks(ranks_, terms);
   }
 
   void softmax(std::size_t i, double* p) const {
@@ -246,31 +244,37 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   auto each_fold = [&](const std::function<void(std::size_t)>& body) {
     parallel_for(folds, ring ? 1 : threads, [&](std::size_t m, int) { body(m); }, control);
   };
-  // The count of rounds, one for every fold: in fold m, the log-loss of its training rows in fold m + 1
-  // with the trees learnt from its others, after each round until kPatience rounds past its lowest; summed
-  // over the folds up to the fewest rounds any ran, and the count of the lowest sum. (Each fold's own
-  // lowest alone went from 0 to 14 rounds on one data set: a ripple, K = 6, n = 10,000.)
-  std::vector<std::vector<double>> curve(folds);
-  each_fold([&](std::size_t m) {
-    std::vector<std::size_t> learn, check;
-    for (std::size_t i : split.train[m]) (fold_of[i] == (m + 1) % folds ? check : learn).push_back(i);
-    Booster search = booster(m);
-    curve[m].push_back(search.loss(check).first);
-    if (search.loss(learn).second == 0 || search.loss(check).second == 0) return;
-    for (std::size_t r = 1, best = 0; r <= kMaxRounds && r <= best + kPatience; ++r) {
-      WorkLedger::check(control);
-      search.round(learn, split.train[m]);
-      curve[m].push_back(search.loss(check).first);
-      if (curve[m][r] < curve[m][best]) best = r;
+  // The count of rounds, one for every fold (unless the plan fixes it): in fold m, the log-loss of its
+  // training rows in fold m + 1 with the trees learnt from its others, after each round until kPatience
+  // rounds past its lowest; summed over the folds up to the fewest rounds any ran, and the count of the
+  // lowest sum (0 where a fold has no rows to learn from or to check on). Each fold's own lowest alone
+  // went from 0 to 14 rounds on one data set (a ripple, K = 6, n = 10,000).
+  std::size_t rounds = plan.tree_rounds;
+  if (rounds == 0) {
+    std::vector<std::vector<double>> curve(folds);
+    each_fold([&](std::size_t m) {
+      std::vector<std::size_t> learn, check;
+      for (std::size_t i : split.train[m]) (fold_of[i] == (m + 1) % folds ? check : learn).push_back(i);
+      std::vector<double> sizes{static_cast<double>(learn.size()), static_cast<double>(check.size())};
+      combine_shares(ranks, sizes);
+      if (sizes[0] == 0 || sizes[1] == 0) return;
+      Booster search = booster(m);
+      curve[m].push_back(search.loss(check));
+      for (std::size_t r = 1, best = 0; r <= kMaxRounds && r <= best + kPatience; ++r) {
+        WorkLedger::check(control);
+        search.round(learn, split.train[m]);
+        curve[m].push_back(search.loss(check));
+        if (curve[m][r] < curve[m][best]) best = r;
+      }
+    });
+    std::size_t ran = kMaxRounds + 1;
+    for (const std::vector<double>& c : curve) ran = std::min(ran, c.size());
+    double lowest = std::numeric_limits<double>::infinity();
+    for (std::size_t r = 0; r < ran; ++r) {
+      double sum = 0;
+      for (const std::vector<double>& c : curve) sum += c[r];
+      if (sum < lowest) lowest = sum, rounds = r;
     }
-  });
-  std::size_t ran = kMaxRounds + 1, rounds = plan.tree_rounds;
-  for (const std::vector<double>& c : curve) ran = std::min(ran, c.size());
-  double lowest = std::numeric_limits<double>::infinity();
-  for (std::size_t r = 0; r < ran && plan.tree_rounds == 0; ++r) {
-    double sum = 0;
-    for (const std::vector<double>& c : curve) sum += c[r];
-    if (sum < lowest) lowest = sum, rounds = r;
   }
   // Each fold's trees learnt from all its training rows, its model read at every row.
   if (rounds > 0)
