@@ -376,6 +376,11 @@ def real_table():
     return out
 
 
+def local_map_keys(rows):
+    """The (K, model) pairs of local-map rows: by K, the calibrated model first, then by name."""
+    return sorted({(r["k"], r["model"]) for r in rows}, key=lambda km: (int(km[0]), km[1] != "calibrated", km[1]))
+
+
 def consistency_tables():
     """The default estimator against n on the local maps (research::local_maps, draw 1)."""
     path = "experiments/consistency/results/local_maps.csv"
@@ -393,7 +398,7 @@ def consistency_tables():
             "none (-); n/a: not run.", "",
             "| K | model | " + " | ".join(f"n = {n:,}" for n in ns) + " |",
             "|---|---|" + "---|" * len(ns)]
-    keys = sorted({(r["k"], r["model"]) for r in rows}, key=lambda km: (int(km[0]), km[1] != "calibrated", km[1]))
+    keys = local_map_keys(rows)
     weak = {km for km in keys if 0 < float(cell[(*km, ns[0], "canonical", "1")]["truth"]) < 0.02}
     for k, model in keys:
         name = model + (" (weak)" if (k, model) in weak else "")
@@ -452,7 +457,7 @@ def trees_paired_table():
             "canonical CE_1.", "",
             "| K | model | " + " | ".join(f"n = {n:,}: without -> with" for n in ns) + " |",
             "|---|---|" + "---|" * len(ns)]
-    keys = sorted({(r["k"], r["model"]) for r in rows}, key=lambda km: (int(km[0]), km[1] != "calibrated", km[1]))
+    keys = local_map_keys(rows)
     totals = {n: [0.0, 0.0] for n in ns}
     for k, model in keys:
         cells = []
