@@ -5,7 +5,8 @@
 //      dealt to the folds in turn, folds_of): temperature, class biases, a spline in logit f shared by the
 //      classes and the top-label pilot's recalibration (canonical; at K <= 16 also the same with a full
 //      K x K matrix on log f, at K <= 128 with a bias per predicted class and at 64 < K <= 128 with
-//      per-class biases, each kept where its held-out log-loss over all rows is lower), or Beta
+//      per-class biases, then at K <= 20 boosted regression trees on log f added to the map kept so far,
+//      each kept where its held-out log-loss over all rows is lower), or Beta
 //      calibration with a spline in logit s (one-dimensional; the same with a jump at a threshold found in
 //      each fold, and for marginal one pooled over its classes, each kept where it predicts the held-out
 //      labels better);
@@ -28,7 +29,7 @@
 //                pilot_fit.cpp          cross-fitting one design (fit on each fold's training rows, predict
 //                                       its held-out rows),
 //                family_*.cpp           the families' designs (families.hpp: beta, beta-step, pooled-beta and
-//                                       pooled-intercepts, the canonical ones)
+//                                       pooled-intercepts, the canonical ones) and the canonical trees
 //   correction   correction.cpp         step 2: g and its bandwidth by the Brier score (correct, brier_scores,
 //                                       brier_grid, correct_all, fit_corrections), on the sweep engines
 //   functional   functional.cpp         step 3: the estimate, its influence terms, standard error, interval
