@@ -14,7 +14,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_PACKAGES := cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
                 libtorch-dev python3-torch python3-numpy python3-matplotlib python3-pytest python3-dev \
                 pybind11-dev python3-pybind11 dataset-fashion-mnist zlib1g-dev clang libfuzzer-14-dev libopenblas-dev \
-                libopenmpi-dev openmpi-bin
+                libopenmpi-dev openmpi-bin ninja-build
 
 .PHONY: deps configure build run test test-asan fuzz bench clean
 
@@ -32,9 +32,13 @@ deps:
 # compiles each library source on its own, so a missing include can hide behind an earlier source of its batch;
 # a plain `cmake -S . -B out && cmake --build out` (no UNITY) shows it.
 UNITY := -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=6
+# Ninja for a new build directory: it compiles a target's sources while the libraries it links are still
+# being built, so both cores stay busy (the sanitizer build 6.5 -> 5.6 minutes, 2026-12-07); a directory
+# configured before keeps its generator.
+generator = $(if $(wildcard $(1)/CMakeCache.txt),,-G Ninja)
 
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(UNITY)
+	cmake -S . -B $(BUILD) $(call generator,$(BUILD)) -DCMAKE_BUILD_TYPE=Release $(UNITY)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -61,7 +65,7 @@ test: build test-asan fuzz
 STATISTICAL_UNIT_TESTS := ^Crossfit\.(A[A-Za-z]*PilotIsKept|PooledPilotWithClassInterceptsIsKept|AStepCandidate|SaturatedProbabilitiesTake|TreesAreKept)
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
+	cmake -S . -B $(ASAN_BUILD) $(call generator,$(ASAN_BUILD)) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_SANITIZE=address,undefined $(UNITY) \
 	      -DECEKDE_TORCH=OFF -DECEKDE_PYTHON=OFF -DECEKDE_MPI=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
@@ -72,7 +76,7 @@ test-asan: deps
 # timeout or sanitizer report fails the target; libFuzzer leaves the input as $(FUZZ_BUILD)/crash-* to
 # reproduce it.
 fuzz: deps
-	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
+	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(call generator,$(FUZZ_BUILD)) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	      -DECEKDE_FUZZ=ON \
 	      -DECEKDE_SANITIZE=address,undefined -DECEKDE_TESTS=OFF -DECEKDE_CLI=OFF -DECEKDE_TORCH=OFF \
 	      -DECEKDE_PYTHON=OFF -DECEKDE_MPI=OFF -DECEKDE_BENCHMARKS=OFF -DECEKDE_EXPERIMENTS=OFF -DECEKDE_INSTALL=OFF \

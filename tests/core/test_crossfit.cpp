@@ -690,7 +690,7 @@ TEST(Crossfit, TiedRowsAreDealtToTheFoldsInTurn) {
   for (double& v : single.f) v = static_cast<float>(v);
   EXPECT_EQ(ecekde::detail::folds_of(checked(single), kFolds), base);
 
-  for (int ranks : {1, 2, 3, 4}) {
+  for (int ranks : testdata::rank_counts()) {
     ecekde::testing::ThreadRanks group(ranks);
     group.run([&](int rank, ecekde::Communicator& comm) {
       const std::size_t first = d.n * static_cast<std::size_t>(rank) / static_cast<std::size_t>(ranks),

@@ -21,6 +21,7 @@
 #include "generate.hpp"
 #include "oracle.hpp"
 #include "thread_ranks.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -69,11 +70,12 @@ std::vector<ecekde::Result> on_ranks(const oracle::Data& d, int ranks, const ece
 
 double relative(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 
-// The grid the resampling's ring tests run over: check(ranks, options, sums_bytes, what) for 1-4 ranks,
-// blocks of 5 and 512 (in the options), and the rows going round in groups of one row or all at once.
+// The grid the resampling's ring tests run over: check(ranks, options, sums_bytes, what) for every rank count
+// (testdata::rank_counts), blocks of 5 and 512 (in the options), and the rows going round in groups of one row
+// or all at once.
 template <class Check>
 void over_ring_grid(const oracle::Data& d, const ecekde::EstimateOptions& o, Check check) {
-  for (int ranks : {1, 2, 3, 4})
+  for (int ranks : testdata::rank_counts())
     for (std::size_t block : {5, 512})
       for (std::size_t sums_bytes : {std::size_t{1}, ecekde::detail::kRingSumsBytes}) {
         const std::string what = "n " + std::to_string(d.n) + ", K " + std::to_string(d.k) + ", " +
@@ -94,7 +96,7 @@ TEST(Ring, FixedBandwidthMatchesTheOracle) {
       for (double h : {0.03, 0.4})
         for (double p : {1.0, 2.0}) {
           const double expected = oracle::canonical(d, h, p);
-          for (int ranks : {1, 2, 3, 4})
+          for (int ranks : testdata::rank_counts())
             for (int threads : {1, 2})
               for (std::size_t block : {5, 512}) {
                 ecekde::EstimateOptions o = paper_canonical();
@@ -133,7 +135,7 @@ TEST(Ring, AutomaticBandwidthMatchesAlone) {
       const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
                                                     ecekde::LabelsView(d.y), whole);
       ASSERT_TRUE(alone.selection);
-      for (int ranks : {1, 2, 3, 4}) {
+      for (int ranks : testdata::rank_counts()) {
         const std::string what = std::string(ecekde::to_string(criterion)) + ", max_rows " + std::to_string(max_rows) +
                                  ", " + std::to_string(ranks) + " ranks";
         for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
@@ -231,7 +233,7 @@ TEST(Ring, CrossfitMatchesAlone) {
     if (c.bump && c.folds == 2) {  // without trees (two folds), p = 2 took the narrower candidate
       EXPECT_GT(alone.selection->criterion_choice, 0.0);
     }
-    for (int ranks : {1, 2, 3, 4}) {
+    for (int ranks : testdata::rank_counts()) {
       const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + (c.h ? ", fixed h" : "") +
                                (c.tied ? ", tied rows" : "") + (c.saturated ? ", saturated" : "") +
                                ", max_rows " + std::to_string(c.max_rows) + ", mean_rows " +
@@ -285,7 +287,7 @@ TEST(Ring, FloatPrecisionAgreesWithFloatAlone) {
     const ecekde::Result alone = ecekde::estimate(probs, ecekde::LabelsView(d.y), whole);
     whole.execution.precision = ecekde::Precision::double_;
     const ecekde::Result in_double = ecekde::estimate(probs, ecekde::LabelsView(d.y), whole);
-    for (int ranks : {1, 2, 3, 4})
+    for (int ranks : testdata::rank_counts())
       for (std::size_t block : {5, 512}) {
         o.execution.block_size = block;
         const std::string what = std::string(ecekde::to_string(c.estimator)) + ", n " + std::to_string(c.n) + ", K " +
@@ -500,7 +502,7 @@ TEST(Ring, OneDimensionalResamplingMatchesAloneBitwise) {
     const auto probs = ecekde::ProbsView::row_major(d.f.data(), d.n, d.k);
     const auto alone_boot = ecekde::bootstrap_kde(probs, ecekde::LabelsView(d.y), whole, boot);
     const auto alone_test = ecekde::calibration_test_kde(probs, ecekde::LabelsView(d.y), whole, test);
-    for (int ranks : {1, 2, 3, 4}) {
+    for (int ranks : testdata::rank_counts()) {
       const std::string what = std::string(to_string(c.type)) + ", n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                std::to_string(ranks) + " ranks";
       const auto got = each_rank(d, ranks, o, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
@@ -548,7 +550,7 @@ TEST(Ring, GradientMatchesAlone) {
     for (double g : alone.grad_ce_pow_p) largest = std::max(largest, std::fabs(g));
     for (double g : alone.grad_ce) largest_ce = std::max(largest_ce, std::fabs(g));
     // The last configuration asks for precision float, which the gradient, as alone, computes in double.
-    for (int ranks : {1, 2, 3, 4})
+    for (int ranks : testdata::rank_counts())
       for (auto [block, threads] : {std::pair<std::size_t, int>{5, 2}, {512, 1}, {64, 1}}) {
         const std::string what = "n " + std::to_string(c.n) + ", K " + std::to_string(c.k) + ", " +
                                  std::to_string(ranks) + " ranks, block " + std::to_string(block);
@@ -607,7 +609,7 @@ TEST(Ring, KernelRegressionMatchesAlone) {
     whole.execution.own_rows = false;
     const auto alone = ecekde::kernel_regression(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k),
                                                  ecekde::LabelsView(d.y), query_view, whole);
-    for (int ranks : {1, 2, 3, 4}) {
+    for (int ranks : testdata::rank_counts()) {
       const std::string what = std::string(to_string(c.type)) + ", n " + std::to_string(c.n) + ", " +
                                std::to_string(ranks) + " ranks";
       const auto got = each_rank(d, ranks, o, [&](const Slice& s, const ecekde::EstimateOptions& mine) {
@@ -660,7 +662,7 @@ TEST(Ring, SelectBandwidthMatchesAlone) {
       options.max_rows = 70;
       const auto alone = ecekde::select_bandwidth(probs, ecekde::LabelsView(d.y), type, options);
       const auto alone_unlabelled = ecekde::select_bandwidth(probs, type, options);
-      for (int ranks : {1, 2, 3, 4}) {
+      for (int ranks : testdata::rank_counts()) {
         const std::string what = std::string(to_string(type)) + ", " + std::to_string(ranks) + " ranks";
         std::vector<ecekde::BandwidthSelection> got(static_cast<std::size_t>(ranks)), unlabelled = got;
         ecekde::testing::ThreadRanks group(ranks);
@@ -727,7 +729,7 @@ TEST(Ring, OneDimensionalTypesMatchAloneBitwise) {
         } catch (const ecekde::Error& e) {
           alone_error = e.what();  // n = 3 is too few for some paths: then the ring must say the same
         }
-        for (int ranks : {1, 2, 3, 4}) {
+        for (int ranks : testdata::rank_counts()) {
           if (!alone) {
             EXPECT_THROW(on_ranks(d, ranks, o), ecekde::Error) << what << ": alone said " << alone_error;
             continue;
@@ -775,7 +777,7 @@ TEST(Ring, PooledMarginalPilotMatchesAloneBitwise) {
     const ecekde::Result alone =
         ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole);
     EXPECT_EQ(alone.pilot, "pooled-beta");
-    for (int ranks : {1, 2, 3, 4})
+    for (int ranks : testdata::rank_counts())
       for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
         const std::string at = std::to_string(ranks) + " ranks" + (saturated ? ", saturated" : "");
         EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p) << at;

@@ -11,6 +11,7 @@
 #include "ecekde/report.hpp"
 #include "generate.hpp"
 #include "thread_ranks.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -78,7 +79,7 @@ void expect_same(const Json& got, const Json& want, const std::string& path, boo
 
 void check(const oracle::Data& d, const ecekde::report::Settings& s, const std::string& what) {
   const Json want = alone(d, s);
-  for (int ranks : {1, 2, 3, 4}) {
+  for (int ranks : testdata::rank_counts()) {
     const std::vector<Json> got = on_ranks(d, ranks, s);
     for (int r = 0; r < ranks; ++r)
       expect_same(got[static_cast<std::size_t>(r)], want,
