@@ -13,6 +13,15 @@ function(ecekde_target_defaults target)
   endif()
 endfunction()
 
+# Under sanitizers, code whose run time is not its own (tests, argument parsing, JSON and SVG output: the
+# library does their work) is compiled at -O0, which halves the compile of its template-heavy headers
+# (CLI11, nlohmann-json, GoogleTest) in make test's sanitizer stage; the library keeps the build type's level.
+function(ecekde_sanitized_at_o0 target)
+  if(ECEKDE_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+  endif()
+endfunction()
+
 # Resolves an ON/OFF/AUTO setting: AUTO becomes the value of `found`.
 function(ecekde_resolve_auto out setting found)
   string(TOUPPER "${setting}" s)
