@@ -49,6 +49,11 @@ run: build
 test: build test-asan fuzz
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The sanitizer and fuzz builds' flags. UBSan's vptr check (a call through an object of another dynamic
+# type) is left out: the library's one virtual interface (Communicator) is never cast down, so the check has
+# nothing to find, and it took a third of the compile time of the library's largest sources.
+SANITIZED_FLAGS := -O1 -g1 -DNDEBUG -fno-sanitize=vptr
+
 # The library and its unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, at -O1 with
 # line tables only (-g1: file and line in every report): half the build time of RelWithDebInfo's -O2 -g,
 # and the tests run as fast. From a fresh clone, the stages of make test took 4.6 minutes (the Release
@@ -62,11 +67,6 @@ test: build test-asan fuzz
 # trees and their search at K <= 20 included), so what they add is rows, not code paths. Under the
 # sanitizers the first six took 69 of the run's 509 test-seconds (AVX2 EPYC, 2026-12-06); the trees' one
 # takes 20 to 37 s in Release. They run in make test's Release stage.
-# The sanitizer and fuzz builds' flags. UBSan's vptr check (a call through an object of another dynamic type) is
-# left out: the library's one virtual interface (Communicator) is never cast down, so it has nothing to find,
-# and it took a third of the compile time of the library's largest sources (the sanitizer build 5.6 -> 4.7 minutes with the -O0
-# tests, cmake/EcekdeHelpers.cmake).
-SANITIZED_FLAGS := -O1 -g1 -DNDEBUG -fno-sanitize=vptr
 STATISTICAL_UNIT_TESTS := ^Crossfit\.(A[A-Za-z]*PilotIsKept|PooledPilotWithClassInterceptsIsKept|AStepCandidate|SaturatedProbabilitiesTake|TreesAreKept)
 
 test-asan: deps
