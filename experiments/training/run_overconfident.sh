@@ -44,8 +44,8 @@ mkdir -p "$RESULTS/runs" "$RESULTS/logs" "$RESULTS/probs"
 MODEL="--model resnet --width 16"
 if [ "$QUICK" = 1 ]; then
   SEEDS=${QUICK_SEEDS:-"0"}
-  SIZE="--train-size 512 --eval-size 600 --bootstrap 10"
-  EPOCHS=2
+  SIZE="--train-size 256 --eval-size 600 --bootstrap 10"
+  EPOCHS=1
 else
   SIZE="--train-size 2000 --bootstrap 100"
   EPOCHS=${EPOCHS:-40}
