@@ -91,13 +91,17 @@ TEST(ZooTruth, LocalMapsMoveProbabilityWhereTheySay) {
           }
           EXPECT_LE(raised, 1u);
           EXPECT_LE(s, m.map_param + 1e-12);
-          if (m.map == ecekde::research::Map::step && s > 1e-9) EXPECT_NEAR(s, m.map_param, 1e-9);
+          if (m.map == ecekde::research::Map::step && s > 1e-9) {
+            EXPECT_NEAR(s, m.map_param, 1e-9);
+          }
           smallest = std::min(smallest, s);
           largest = std::max(largest, s);
         }
         if (m.map == ecekde::research::Map::identity || !single) continue;
         EXPECT_LT(smallest, 0.5 * largest);  // local: some rows moved much less than others
-        if (m.map == ecekde::research::Map::bump) EXPECT_GT(largest, 0.5 * m.map_param);
+        if (m.map == ecekde::research::Map::bump) {
+          EXPECT_GT(largest, 0.5 * m.map_param);
+        }
         if (m.map == ecekde::research::Map::step) {
           EXPECT_EQ(smallest, 0.0);
           EXPECT_NEAR(largest, m.map_param, 1e-9);

@@ -197,9 +197,10 @@ std::pair<double, double> plain_crossfit(const oracle::Data& d, CalibrationType 
 
 // The bandwidth criterion from the formula: minus the mean leave-one-out Brier score sum_l (t_jl - g_jl)^2
 // over the rows `rows` (every row when empty), summed over the problems.
+// `weight`, where given, weighs each problem's Brier score in the sum (0: left out).
 double plain_criterion(const oracle::Data& d, CalibrationType type, double h,
                        const ecekde::detail::CrossfitPilots& pilots,
-                       std::vector<std::size_t> rows = {}) {
+                       std::vector<std::size_t> rows = {}, const std::vector<double>& weight = {}) {
   if (rows.empty()) {
     rows.resize(d.n);
     std::iota(rows.begin(), rows.end(), std::size_t{0});
@@ -207,13 +208,14 @@ double plain_criterion(const oracle::Data& d, CalibrationType type, double h,
   const std::vector<PlainProblem> problems = plain_problems(d, type);
   double score = 0;
   for (std::size_t q = 0; q < problems.size(); ++q) {
+    if (!weight.empty() && weight[q] == 0) continue;
     const PlainProblem& pr = problems[q];
     double brier = 0;
     for (std::size_t j : rows) {
       const std::vector<double> g = plain_g(pr, pilots, q, j, h);
       for (std::size_t l = 0; l < pr.depth; ++l) brier += (pr.t[j * pr.depth + l] - g[l]) * (pr.t[j * pr.depth + l] - g[l]);
     }
-    score -= brier / static_cast<double>(rows.size());
+    score -= (weight.empty() ? 1.0 : weight[q]) * brier / static_cast<double>(rows.size());
   }
   return score;
 }
@@ -378,6 +380,55 @@ TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
           EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
         }
   }
+}
+
+// Marginal beyond kCriterionProblems classes (correction.hpp): the criterion is the weighted sum of the Brier
+// scores of a stratified sample of the classes, the half with the most positives (ties: the lower class)
+// at weight 1, and of the others, in class order, every (others / half)-th at weight others / half; the
+// chosen bandwidth's corrections are every class's. Checked against the formula at each bandwidth, with
+// the estimate at the chosen one, and on 3 ranks (the problems shared out) bitwise against one process.
+TEST(Crossfit, ManyClassesCriterionScoresAStratifiedSample) {
+  using ecekde::detail::kCriterionProblems;
+  const std::size_t k = kCriterionProblems + 44, half = kCriterionProblems / 2;
+  oracle::Data d = testdata::softmax_predictions(200, k, 31, 2.0, 1.6);
+  for (std::size_t j = 0; j < d.n; j += 3) d.y[j] = static_cast<std::int64_t>(j % 5);  // some frequent classes
+  std::vector<std::size_t> positives(k, 0), order(k);
+  for (std::int64_t y : d.y) ++positives[static_cast<std::size_t>(y)];
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positives[a] > positives[b]; });
+  std::vector<double> weight(k, 0.0);
+  for (std::size_t r = 0; r < half; ++r) weight[order[r]] = 1;
+  std::vector<std::size_t> others(order.begin() + static_cast<std::ptrdiff_t>(half), order.end());
+  std::sort(others.begin(), others.end());
+  for (std::size_t s = 0; s < kCriterionProblems - half; ++s)
+    weight[others[s * others.size() / (kCriterionProblems - half)]] = static_cast<double>(others.size()) / static_cast<double>(half);
+  ASSERT_EQ(std::count_if(weight.begin(), weight.end(), [](double w) { return w > 0; }),
+            static_cast<std::ptrdiff_t>(kCriterionProblems));
+
+  ecekde::EstimateOptions o = options(CalibrationType::marginal, std::nullopt, 1.0, 2);
+  o.bandwidth_selection.grid = {0.02, 0.3};
+  const auto in = ecekde::detail::prepare(view(d), ecekde::LabelsView(d.y), o.type, false, o.execution, true);
+  const auto pilots = ecekde::detail::crossfit_pilots(in, o);
+  const ecekde::Result r = run(d, o);
+  ASSERT_TRUE(r.selection.has_value());
+  std::size_t best = 0;
+  for (std::size_t b = 0; b < 2; ++b) {
+    const double want = plain_criterion(d, o.type, o.bandwidth_selection.grid[b], pilots, {}, weight);
+    EXPECT_NEAR(r.selection->score[b], want, 1e-11 * std::fabs(want)) << "h " << o.bandwidth_selection.grid[b];
+    if (r.selection->score[b] > r.selection->score[best]) best = b;
+  }
+  EXPECT_EQ(r.bandwidth, o.bandwidth_selection.grid[best]);
+  const double value = plain_crossfit(d, o.type, r.bandwidth, 1.0, pilots).first;
+  EXPECT_NEAR(r.ce_pow_p, std::max(value, 0.0), 1e-11 * std::fabs(value) + 1e-14);
+
+  ecekde::testing::ThreadRanks group(3);
+  group.run([&](int rank, ecekde::Communicator& comm) {
+    ecekde::EstimateOptions split = o;
+    split.execution.communicator = &comm;
+    const ecekde::Result got = run(d, split);
+    EXPECT_EQ(got.ce_pow_p, r.ce_pow_p) << "rank " << rank;
+    EXPECT_EQ(got.selection->score, r.selection->score) << "rank " << rank;
+  });
 }
 
 // CE_2^2's own bandwidth (correction.hpp, kLeastNeighbours): at p = 2 the candidate is the narrowest grid

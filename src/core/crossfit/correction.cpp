@@ -400,20 +400,27 @@ std::vector<Corrected> correct_all(const std::vector<Problem>& problems, double 
   return out;
 }
 
-// GridScores of every problem at every bandwidth of `grid`, over the input rows `rows` (all when empty),
-// each Brier score bitwise brier(correct(...)). Each problem is swept at every bandwidth in turn, so that
-// its score tree and its correction inputs are built once (at K = 1,000, n = 50,000 the trees' sorting and
-// building were a tenth of a marginal estimate).
-// `keep` (one per problem), where given, receives each problem's criterion corrections.
-GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<double>& grid,
-                      std::span<const std::size_t> rows, const SweepPlan& plan,
+// GridScores of the problems `scored` (indices into `problems`, criterion_problems()) at every bandwidth of
+// `grid`, over the input rows `rows` (all when empty), each Brier score bitwise brier(correct(...)), at
+// [s * grid size + b] for the s-th scored problem. Each problem is swept at every bandwidth in turn, so
+// that its score tree and its correction inputs are built once (at K = 1,000, n = 50,000 the trees'
+// sorting and building were a tenth of a marginal estimate).
+// `keep` (one per problem), where given, receives each scored problem's criterion corrections.
+GridScores brier_grid(const std::vector<Problem>& problems, std::span<const std::size_t> scored,
+                      const std::vector<double>& grid, std::span<const std::size_t> rows, const SweepPlan& plan,
                       std::vector<CriterionCorrections>* keep = nullptr) {
   const std::size_t B = grid.size();
-  GridScores scores{std::vector<double>(problems.size() * B, 0.0), std::vector<double>(problems.size() * B, 0.0)};
-  const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t q, const SweepPlan& own) {
-    const Problem& pr = problems[q];
+  GridScores scores{std::vector<double>(scored.size() * B, 0.0), std::vector<double>(scored.size() * B, 0.0)};
+  // Over every problem, as the pilots were shared out (a rank holds its own problems' pilots only), each
+  // scored one to its place in `scored`.
+  std::vector<std::size_t> place(problems.size(), scored.size());
+  for (std::size_t s = 0; s < scored.size(); ++s) place[scored[s]] = s;
+  const Share mine = for_each_problem(problems.size(), plan, [&](std::size_t p, const SweepPlan& own) {
+    const std::size_t q = place[p];
+    if (q == scored.size()) return;
+    const Problem& pr = problems[p];
     const CorrectionInputs in = correction_inputs(pr, rows, own, true);
-    CriterionCorrections* kept = keep ? &(*keep)[q] : nullptr;
+    CriterionCorrections* kept = keep ? &(*keep)[p] : nullptr;
     if (kept) {
       kept->delta.resize(B);
       kept->neighbours.resize(B);
@@ -436,6 +443,37 @@ GridScores brier_grid(const std::vector<Problem>& problems, const std::vector<do
 }
 
 }  // namespace
+
+ScoredProblems criterion_problems(const std::vector<Problem>& problems) {
+  const std::size_t count = problems.size();
+  ScoredProblems out;
+  if (count <= kCriterionProblems) {
+    out.index.resize(count);
+    std::iota(out.index.begin(), out.index.end(), std::size_t{0});
+    out.weight.assign(count, 1.0);
+    return out;
+  }
+  auto positives = [&](std::size_t q) {
+    const std::vector<std::size_t>& runs = problems[q].lp->class_begin;
+    return runs.size() > 2 ? runs[2] - runs[1] : std::size_t{0};
+  };
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positives(a) > positives(b); });
+  const std::size_t certain = kCriterionProblems / 2, sampled = kCriterionProblems - certain;
+  std::vector<double> weight(count, 0.0);
+  for (std::size_t r = 0; r < certain; ++r) weight[order[r]] = 1.0;
+  std::vector<std::size_t> rest(order.begin() + static_cast<std::ptrdiff_t>(certain), order.end());
+  std::sort(rest.begin(), rest.end());  // the rest in class order, sampled evenly
+  for (std::size_t s = 0; s < sampled; ++s)
+    weight[rest[s * rest.size() / sampled]] = static_cast<double>(rest.size()) / static_cast<double>(sampled);
+  for (std::size_t q = 0; q < count; ++q)
+    if (weight[q] > 0) {
+      out.index.push_back(q);
+      out.weight.push_back(weight[q]);
+    }
+  return out;
+}
 
 Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<double>& grid, std::size_t max_rows,
                     std::size_t mean_rows, const SweepPlan& plan, std::size_t n, bool for_squares) {
@@ -468,10 +506,15 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   // sweep's rows are the ranks', its problems shared out) and small enough: the shared sweep's kernel
   // averages, the others' with their neighbours where the criterion scored every row (the score tree
   // interpolates a subset's sums between points of its own, so its rows' bits depend on the subset).
+  // Where the criterion scores a sample of the problems, the others' corrections are swept at the chosen
+  // bandwidth in any case, and none are kept.
+  const ScoredProblems scored = criterion_problems(problems);
   std::size_t kept_values = 0;
   for (const Problem& pr : problems) kept_values += grid.size() * rows.size() * (shared ? pr.depth : pr.depth + 1);
   std::vector<CriterionCorrections> kept;
-  if (!plan.communicator && kept_values <= kMaxKeptCorrections && (shared || all_rows)) kept.resize(problems.size());
+  if (!plan.communicator && kept_values <= kMaxKeptCorrections && (shared || all_rows) &&
+      scored.index.size() == problems.size())
+    kept.resize(problems.size());
   // The shared sweep's problem (canonical): every fold's residuals formed once for the criterion and the
   // final corrections, where they take at most kMaxFoldResiduals doubles (else fold by fold in each).
   const Problem& front = problems.front();
@@ -481,15 +524,16 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
                                                      : Residuals{};
   std::vector<CriterionCorrections>* keep = kept.empty() ? nullptr : &kept;
   const GridScores scores = shared ? brier_scores(front, grid, criterion, residuals, plan, keep ? &kept[0] : nullptr)
-                                   : brier_grid(problems, grid, criterion, plan, keep);
+                                   : brier_grid(problems, scored.index, grid, criterion, plan, keep);
   const std::size_t B = grid.size();  // the scores' problems: one when shared
   std::vector<double> enough(B, 0.0);
   std::size_t best = 0;
   for (std::size_t b = 0; b < B; ++b) {
     double score = 0;
     for (std::size_t q = 0; q < scores.brier.size() / B; ++q) {
-      score -= scores.brier[q * B + b];
-      enough[b] += scores.enough[q * B + b];
+      const double weight = shared ? 1.0 : scored.weight[q];
+      score -= weight * scores.brier[q * B + b];
+      enough[b] += weight * scores.enough[q * B + b];
     }
     fit.selection.score.push_back(score);
     if (b == 0 || score > fit.selection.score[best]) best = b;
@@ -512,7 +556,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   };
   fit.corrected = at(best, Shrinkage::garrote, kept, residuals);
   const std::size_t narrower =
-      for_squares ? squares_bandwidth(enough, static_cast<double>(rows.size() * (scores.brier.size() / B)), best)
+      for_squares ? squares_bandwidth(enough, static_cast<double>(rows.size() * (shared ? 1 : problems.size())), best)
                   : best;
   if (narrower < best) {
     fit.narrowed_at = narrower;

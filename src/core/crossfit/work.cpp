@@ -11,19 +11,21 @@ namespace ecekde::detail {
 namespace {
 
 // Kernel evaluations of fit_corrections() over a grid of `bandwidths` for `count` problems on n points of
-// dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth, then the sweep
-// of the mean's rows at the chosen one (p = 2: and at a narrower one, Fit::narrowed), unless one bandwidth
-// is the whole fit (PayloadSums' cost per pair; the score tree's payload holds every one of the `folds`
-// folds' residuals, correction.cpp).
+// dimension `dim` with `depth` values per row: a sweep of the criterion's rows per bandwidth (of the
+// criterion_problems()), then the sweep of the mean's rows at the chosen one (p = 2: and at a narrower one,
+// Fit::narrowed), unless one bandwidth is the whole fit (PayloadSums' cost per pair; the score tree's
+// payload holds every one of the `folds` folds' residuals, correction.cpp).
 double fit_work(std::size_t count, std::size_t n, std::size_t dim, std::size_t depth, std::size_t folds,
                 std::size_t bandwidths, std::size_t max_rows, std::size_t mean_rows, bool squares,
                 const SweepPlan& plan) {
   const std::size_t rows = max_rows == 0 ? n : std::min(n, max_rows);
   const bool one_pass = bandwidths == 1 && (rows == n || mean_rows < n);
-  const double swept_rows =
-      static_cast<double>(one_pass ? mean_rows : bandwidths * rows + (squares ? 2 : 1) * mean_rows);
+  const double scored = static_cast<double>(std::min(count, kCriterionProblems)), all = static_cast<double>(count);
+  const double swept_rows = one_pass ? all * static_cast<double>(mean_rows)
+                                     : scored * static_cast<double>(bandwidths * rows) +
+                                           all * static_cast<double>((squares ? 2 : 1) * mean_rows);
   const double values = static_cast<double>(plan.expansions && dim == 2 ? folds * depth : depth);
-  return static_cast<double>(count) * (1 + 0.1 * values) * row_work(plan, dim, n) * swept_rows;
+  return (1 + 0.1 * values) * row_work(plan, dim, n) * swept_rows;
 }
 
 // The pilot's logistic fits on the Beta design (every fold), in kernel evaluations per row, for progress:
