@@ -130,6 +130,20 @@ const double* difference_row(const LogitDesign& d, std::size_t j, std::vector<do
   return scratch.data();
 }
 
+// A chunk's row: its z_1 - z_0, then dx padded with zeros to whole vectors of 8 (the product kernel's
+// columns: narrower, it sums each column as one scalar chain). pack_binary_rows() lays out a fit's rows so,
+// one after another, once for all its passes (at K = 1,000 marginal's pilots spent a tenth of the estimate
+// gathering them chunk by chunk in every pass).
+std::size_t binary_row_stride(const LogitDesign& d) { return 1 + (d.D + 7) / 8 * 8; }
+
+std::vector<double> pack_binary_rows(const LogitDesign& d, std::span<const std::size_t> rows) {
+  const std::size_t width = 1 + d.D, stride = binary_row_stride(d);
+  std::vector<double> packed(rows.size() * stride, 0.0), row_scratch(row_scratch_size(d)), scratch(width);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy_n(difference_row(d, rows[i], row_scratch, scratch), width, packed.data() + i * stride);
+  return packed;
+}
+
 // Two classes without class biases: P_1 = sigmoid(z_1 - z_0), so each row needs the feature differences
 // dx = x_1 - x_0 only (gradient (P_1 - [y = 1]) dx, Hessian P_0 P_1 dx dx^T). Returns the rows' sum of
 // -log P(y); with grad given, adds the gradient and Hessian sums (lower triangle) into grad and hess. The
@@ -137,14 +151,12 @@ const double* difference_row(const LogitDesign& d, std::size_t j, std::vector<do
 // pilots at K = 1,000 spent most of their time in scalar exp and log1p), then the gradient and Hessian as
 // one matrix product with the sweep's kernels: the rows' slopes and curvature-weighted differences
 // (transposed) times the differences. Summed row by row in scalar code, those were 29% of a marginal
-// estimate at K = 1,000.
+// estimate at K = 1,000. `packed`: the rows' pack_binary_rows().
 double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
-                   std::span<const std::size_t> rows, std::span<const double> theta, double* grad, double* hess) {
+                   std::span<const std::size_t> rows, std::span<const double> theta, double* grad, double* hess,
+                   std::span<const double> packed) {
   constexpr std::size_t kChunk = 256;
-  // A chunk's row: its z_1 - z_0, then dx padded with zeros to whole vectors of 8 (the product kernel's
-  // columns: narrower, it sums each column as one scalar chain).
-  const std::size_t D = d.D, width = 1 + D, padded = (D + 7) / 8 * 8, stride = 1 + padded;
-  std::vector<double> row_scratch(row_scratch_size(d)), scratch(width), chunk(kChunk * stride, 0.0);
+  const std::size_t D = d.D, width = 1 + D, padded = (D + 7) / 8 * 8, stride = binary_row_stride(d);
   // weighted[a * kChunk + i]: row i's slope (a = 0), then its curvature times dx_(a-1); sums[a * padded + b]:
   // the gradient's (a = 0) and the Hessian's (a = b' + 1) sums over the chunks so far.
   std::vector<double> weighted(grad ? width * kChunk : 0), sums(grad ? width * padded : 0, 0.0);
@@ -152,14 +164,13 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
   double nll = 0;
   for (std::size_t begin = 0; begin < rows.size(); begin += kChunk) {
     const std::size_t m = std::min(kChunk, rows.size() - begin);
-    for (std::size_t i = 0; i < m; ++i)
-      std::copy_n(difference_row(d, rows[begin + i], row_scratch, scratch), width, chunk.data() + i * stride);
+    const double* chunk = packed.data() + begin * stride;
     // The margins kRowGroup rows at a time, their chains of multiply-adds side by side (each row's terms
     // still in order): a row at a time, each add waited on the one before.
     constexpr std::size_t kRowGroup = 4;
     std::size_t i = 0;
     for (; i + kRowGroup <= m; i += kRowGroup) {
-      const double* row = chunk.data() + i * stride;
+      const double* row = chunk + i * stride;
       std::array<double, kRowGroup> z;
       for (std::size_t g = 0; g < kRowGroup; ++g) z[g] = row[g * stride];
       for (std::size_t k = 0; k < D; ++k)
@@ -167,7 +178,7 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
       std::copy(z.begin(), z.end(), margin.begin() + static_cast<std::ptrdiff_t>(i));
     }
     for (; i < m; ++i) {
-      const double* row = chunk.data() + i * stride;
+      const double* row = chunk + i * stride;
       double z = row[0];
       for (std::size_t k = 0; k < D; ++k) z += row[1 + k] * theta[k];
       margin[i] = z;
@@ -184,7 +195,7 @@ double binary_sums(const LogitDesign& d, const TileKernels& kern, std::span<cons
     // Feature by feature, so that each row of `weighted` is written in order.
     for (std::size_t a = 0; a < D; ++a)
       for (std::size_t r = 0; r < m; ++r) weighted[(a + 1) * kChunk + r] = curvature[r] * chunk[r * stride + 1 + a];
-    kern.dot_add(weighted.data(), kChunk, chunk.data() + 1, stride, width, padded, m, sums.data(), padded);
+    kern.dot_add(weighted.data(), kChunk, chunk + 1, stride, width, padded, m, sums.data(), padded);
   }
   if (grad)
     for (std::size_t a = 0; a < D; ++a) {
@@ -328,10 +339,11 @@ double shared_feature_sums(const LogitDesign& d, const TileKernels& kern, std::s
   return nll;
 }
 
-// The penalised objective at theta; with grad/hess given, also its gradient and Hessian (P x P).
+// The penalised objective at theta; with grad/hess given, also its gradient and Hessian (P x P). `packed`:
+// a two-class design's rows, pack_binary_rows().
 double objective(const LogitDesign& d, const TileKernels& kern, std::span<const int> labels,
                  std::span<const std::size_t> rows, double lambda, std::span<const double> theta, double* grad,
-                 double* hess, Communicator* ranks, double total_rows, int threads) {
+                 double* hess, Communicator* ranks, double total_rows, int threads, std::span<const double> packed) {
   // W: the matrix's first parameter, T: the top biases' first
   const std::size_t P = d.parameters(), L = d.L, D = d.D, M = d.M, W = D + d.biases(), T = W + L * M;
   RowScratch scratch(d);
@@ -345,7 +357,7 @@ double objective(const LogitDesign& d, const TileKernels& kern, std::span<const 
   double nll = 0;
   const bool shared_only = !d.binary() && d.biases() == 0 && M == 0 && !d.top;
   if (d.binary())
-    nll = binary_sums(d, kern, labels, rows, theta, grad, hess);
+    nll = binary_sums(d, kern, labels, rows, theta, grad, hess, packed);
   else if (shared_only)
     nll = shared_feature_sums(d, kern, labels, rows, theta, grad, hess, threads);
   // Otherwise row by row: the shared features' terms, then the other parameters' (Hessian of -log softmax:
@@ -443,8 +455,10 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
   std::vector<double> theta(start.begin(), start.end());
   if (theta.empty()) theta.assign(P, 0.0);
   std::vector<double> grad(P), hess(P * P), step(P), trial(P), trial_grad(P), trial_hess(P * P);
-  double value =
-      objective(design, kernels, labels, rows, lambda, theta, grad.data(), hess.data(), ranks, total_rows[0], threads);
+  // A two-class design's rows laid out once for every pass of the fit (binary_sums()).
+  const std::vector<double> packed = design.binary() ? pack_binary_rows(design, rows) : std::vector<double>{};
+  double value = objective(design, kernels, labels, rows, lambda, theta, grad.data(), hess.data(), ranks,
+                           total_rows[0], threads, packed);
   for (int iteration = 0; iteration < 100; ++iteration) {
     WorkLedger::check(control);
     step = grad;
@@ -466,7 +480,7 @@ std::vector<double> fit_logit(const LogitDesign& design, const TileKernels& kern
     for (int halving = 0; halving < 60; ++halving, t /= 2) {
       for (std::size_t a = 0; a < P; ++a) trial[a] = theta[a] - t * step[a];
       next = objective(design, kernels, labels, rows, lambda, trial, trial_grad.data(), trial_hess.data(), ranks,
-                       total_rows[0], threads);
+                       total_rows[0], threads, packed);
       if (quadratic || next <= value - 0.25 * t * decrease) break;
     }
     if (!(next < value) && !(quadratic && std::isfinite(next))) break;
