@@ -62,8 +62,8 @@ NATIVE_ISAS := baseline$(shell grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc
 # and the tests run as fast. From a fresh clone, make test took 18.1 minutes on the AVX-512 EPYC
 # (2026-11-28) and 18.8 on the AVX2 EPYC (2026-12-06); in slow hours of the latter (2026-12-07, its Release
 # build 1.4 times slower) 29.2, then 21.4 and 24.3 after Ninja, the fuzz build's -O1 kernels, the tests at
-# -O0 under sanitizers (cmake/EcekdeHelpers.cmake) and UBSan without vptr (docs/benchmarks.md, "make test's
-# time").
+# -O0 under sanitizers (cmake/EcekdeHelpers.cmake) and UBSan without vptr, 19.8 in a faster hour after a
+# faster test oracle and QUICK study (docs/benchmarks.md, "make test's time").
 # Seven unit tests whose claims are statistical (a pilot candidate kept where the data call for it, estimates
 # within 10% to 25% of their truth, on 1,000 to 8,000 rows) are left out of the sanitizer run, as the accuracy
 # label is: every crossfit test fits and predicts with each candidate the input's K offers (the canonical
