@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "core/crossfit/correction.hpp"
 #include "core/distributed.hpp"
 #include "core/ring_estimate.hpp"
 #include "ecekde/bootstrap.hpp"
@@ -890,6 +891,28 @@ TEST(Ring, DefaultPassMovesEachBlockToTheNextRank) {
       }
     });
   }
+}
+
+// Marginal beyond kCriterionProblems classes, each rank owning a share of them over every row: the
+// criterion's sample of classes (by their positives, which only a class's owner holds) is the lone
+// process's, so the result is bitwise the lone one on 2 and 3 ranks.
+TEST(Ring, ManyClassesCriterionSampleMatchesAlone) {
+  oracle::Data d = testdata::softmax_predictions(200, ecekde::detail::kCriterionProblems + 44, 31, 2.0, 1.6);
+  for (std::size_t j = 0; j < d.n; j += 3) d.y[j] = static_cast<std::int64_t>(j % 5);  // some frequent classes
+  ecekde::EstimateOptions o;
+  o.type = CalibrationType::marginal;
+  o.execution.own_rows = true;
+  o.bandwidth_selection.grid = {0.02, 0.3};
+  ecekde::EstimateOptions whole = o;
+  whole.execution.own_rows = false;
+  const ecekde::Result alone = ecekde::estimate(ecekde::ProbsView::row_major(d.f.data(), d.n, d.k), ecekde::LabelsView(d.y), whole);
+  ASSERT_TRUE(alone.selection.has_value());
+  for (int ranks : {2, 3})
+    for (const ecekde::Result& r : on_ranks(d, ranks, o)) {
+      EXPECT_EQ(r.ce_pow_p, alone.ce_pow_p) << ranks << " ranks";
+      ASSERT_TRUE(r.selection.has_value());
+      EXPECT_EQ(r.selection->score, alone.selection->score) << ranks << " ranks";
+    }
 }
 
 }  // namespace

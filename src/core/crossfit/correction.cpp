@@ -444,7 +444,7 @@ GridScores brier_grid(const std::vector<Problem>& problems, std::span<const std:
 
 }  // namespace
 
-ScoredProblems criterion_problems(const std::vector<Problem>& problems) {
+ScoredProblems criterion_problems(const std::vector<Problem>& problems, const SweepPlan& plan) {
   const std::size_t count = problems.size();
   ScoredProblems out;
   if (count <= kCriterionProblems) {
@@ -453,13 +453,18 @@ ScoredProblems criterion_problems(const std::vector<Problem>& problems) {
     out.weight.assign(count, 1.0);
     return out;
   }
-  auto positives = [&](std::size_t q) {
+  // Each problem's positives; where the ranks own the problems, from its owner (the others hold none of
+  // its rows), so that every rank samples the same classes.
+  std::vector<double> positives(count, 0.0);
+  const Share held = plan.owned_problems ? share_of(count, plan.communicator) : Share{0, count};
+  for (std::size_t q = held.begin; q < held.end; ++q) {
     const std::vector<std::size_t>& runs = problems[q].lp->class_begin;
-    return runs.size() > 2 ? runs[2] - runs[1] : std::size_t{0};
-  };
+    positives[q] = runs.size() > 2 ? static_cast<double>(runs[2] - runs[1]) : 0.0;
+  }
+  if (plan.owned_problems) combine_shares(plan.communicator, positives);
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positives(a) > positives(b); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return positives[a] > positives[b]; });
   const std::size_t certain = kCriterionProblems / 2, sampled = kCriterionProblems - certain;
   std::vector<double> weight(count, 0.0);
   for (std::size_t r = 0; r < certain; ++r) weight[order[r]] = 1.0;
@@ -508,7 +513,7 @@ Fit fit_corrections(const std::vector<Problem>& problems, const std::vector<doub
   // interpolates a subset's sums between points of its own, so its rows' bits depend on the subset).
   // Where the criterion scores a sample of the problems, the others' corrections are swept at the chosen
   // bandwidth in any case, and none are kept.
-  const ScoredProblems scored = criterion_problems(problems);
+  const ScoredProblems scored = criterion_problems(problems, plan);
   std::size_t kept_values = 0;
   for (const Problem& pr : problems) kept_values += grid.size() * rows.size() * (shared ? pr.depth : pr.depth + 1);
   std::vector<CriterionCorrections> kept;

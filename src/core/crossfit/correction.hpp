@@ -37,7 +37,9 @@ std::size_t criterion_row_limit(std::size_t max_rows, std::size_t n, std::size_t
 // kCriterionProblems; beyond that a stratified sample of kCriterionProblems, the half with the most
 // positives (weight 1: the frequent classes carry most of the Brier score, and their changes with the
 // bandwidth) and the other half evenly spaced over the remaining classes, each standing for its share of
-// them (weight remaining / sampled), so that the weighted sum estimates the sum over every class. The
+// them (weight remaining / sampled), so that the weighted sum estimates the sum over every class; the
+// same sample on every rank, also where each rank owns a share of the classes (SweepPlan::owned_problems,
+// whose other classes it holds no rows of). The
 // corrections of every problem are then formed at the bandwidth it chose. Marginal's criterion sweeps each
 // class's problem at every grid bandwidth, most of the corrections' time at K = 1,000 (docs/benchmarks.md,
 // "Marginal's criterion on a sample of the classes", for its time and what it moved); CIFAR-100's K = 100
@@ -47,7 +49,7 @@ struct ScoredProblems {
   std::vector<std::size_t> index;  // ascending
   std::vector<double> weight;
 };
-ScoredProblems criterion_problems(const std::vector<Problem>& problems);
+ScoredProblems criterion_problems(const std::vector<Problem>& problems, const SweepPlan& plan);
 // The rows the estimate's row mean averages over (EstimateOptions::mean_rows): `mean_rows` when set, else
 // every row unless the canonical correction's rows x n x (K + kPairWork) would exceed kMeanWork; then as
 // many as that affords, but at least kMinMeanRows. kPairWork counts a pair's exponential and bookkeeping in
