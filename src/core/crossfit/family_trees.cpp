@@ -141,8 +141,8 @@ class Booster {
   // over every feature's bins, and its best split by the Newton gain (none where no split gains or a side
   // would hold fewer than kMinLeafRows rows). The first of equal gains is taken, in the order of features
   // and bins. Below the root only the child with fewer rows (every rank's) is summed from its rows, the
-  // other is its parent's histograms less its sibling's: a third of the row passes saved, the most of
-  // the trees' time (docs/benchmarks.md, "The trees' histograms by subtraction").
+  // other is its parent's histograms less its sibling's: a third of the row passes saved, and those are
+  // most of the trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
   Tree grow(const std::vector<std::size_t>& rows, std::size_t c) {
     Tree tree;
     std::array<Sums, kNodes> total{};
