@@ -390,8 +390,7 @@ TEST(Crossfit, CriterionAgreesWithThePlainBrierScore) {
 TEST(Crossfit, ManyClassesCriterionScoresAStratifiedSample) {
   using ecekde::detail::kCriterionProblems;
   const std::size_t k = kCriterionProblems + 44, half = kCriterionProblems / 2;
-  oracle::Data d = testdata::softmax_predictions(120, k, 31, 2.0, 1.6);
-  for (std::size_t j = 0; j < d.n; j += 3) d.y[j] = static_cast<std::int64_t>(j % 5);  // some frequent classes
+  const oracle::Data d = testdata::many_classes(120, k);
   std::vector<std::size_t> positives(k, 0), order(k);
   for (std::int64_t y : d.y) ++positives[static_cast<std::size_t>(y)];
   std::iota(order.begin(), order.end(), std::size_t{0});

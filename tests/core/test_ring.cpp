@@ -897,8 +897,7 @@ TEST(Ring, DefaultPassMovesEachBlockToTheNextRank) {
 // criterion's sample of classes (by their positives, which only a class's owner holds) is the lone
 // process's, so the result is bitwise the lone one on 2 and 3 ranks.
 TEST(Ring, ManyClassesCriterionSampleMatchesAlone) {
-  oracle::Data d = testdata::softmax_predictions(200, ecekde::detail::kCriterionProblems + 44, 31, 2.0, 1.6);
-  for (std::size_t j = 0; j < d.n; j += 3) d.y[j] = static_cast<std::int64_t>(j % 5);  // some frequent classes
+  const oracle::Data d = testdata::many_classes(200, ecekde::detail::kCriterionProblems + 44);
   ecekde::EstimateOptions o;
   o.type = CalibrationType::marginal;
   o.execution.own_rows = true;

@@ -32,8 +32,8 @@ Shifted shift(const std::vector<double>& logk, std::size_t j) {
 }
 
 // Each kernel's log is its normaliser, which depends on the centre alone, plus the power terms read at
-// `at`. canonical() and one_dimensional() form the normalisers once per centre rather than once per pair:
-// lgamma was most of their time.
+// `at`. The estimates below form the normalisers once per centre rather than once per pair (DirichletRows,
+// BetaRows): lgamma was most of their time.
 double dirichlet_normaliser(const double* centre, std::size_t K, double h) {
   double sum_alpha = 0, log_gamma_sum = 0;
   for (std::size_t k = 0; k < K; ++k) {
@@ -66,6 +66,41 @@ double beta_powers(double x, double c, double h) {
   return v;
 }
 
+// Every centre's log kernel read at one row at a time, the normalisers formed once (canonical rows of d;
+// one-dimensional scores).
+class DirichletRows {
+ public:
+  DirichletRows(const Data& d, double h) : d_(d), h_(h), normaliser_(d.n), logk_(d.n) {
+    for (std::size_t i = 0; i < d.n; ++i) normaliser_[i] = dirichlet_normaliser(&d.f[i * d.k], d.k, h);
+  }
+  const std::vector<double>& at(std::size_t j) {
+    for (std::size_t i = 0; i < d_.n; ++i)
+      logk_[i] = normaliser_[i] + dirichlet_powers(&d_.f[j * d_.k], &d_.f[i * d_.k], d_.k, h_);
+    return logk_;
+  }
+
+ private:
+  const Data& d_;
+  double h_;
+  std::vector<double> normaliser_, logk_;
+};
+
+class BetaRows {
+ public:
+  BetaRows(const std::vector<double>& s, double h) : s_(s), h_(h), normaliser_(s.size()), logk_(s.size()) {
+    for (std::size_t i = 0; i < s.size(); ++i) normaliser_[i] = beta_normaliser(s[i], h);
+  }
+  const std::vector<double>& at(std::size_t j) {
+    for (std::size_t i = 0; i < s_.size(); ++i) logk_[i] = normaliser_[i] + beta_powers(s_[j], s_[i], h_);
+    return logk_;
+  }
+
+ private:
+  const std::vector<double>& s_;
+  double h_;
+  std::vector<double> normaliser_, logk_;
+};
+
 }  // namespace
 
 double log_dirichlet(const double* at, const double* centre, std::size_t K, double h) {
@@ -76,11 +111,9 @@ double log_beta(double x, double c, double h) { return beta_normaliser(c, h) + b
 
 double canonical(const Data& d, double h, double p) {
   double total = 0;
-  std::vector<double> logk(d.n), normaliser(d.n);
-  for (std::size_t i = 0; i < d.n; ++i) normaliser[i] = dirichlet_normaliser(&d.f[i * d.k], d.k, h);
+  DirichletRows rows(d, h);
   for (std::size_t j = 0; j < d.n; ++j) {
-    for (std::size_t i = 0; i < d.n; ++i) logk[i] = normaliser[i] + dirichlet_powers(&d.f[j * d.k], &d.f[i * d.k], d.k, h);
-    const Shifted s = shift(logk, j);
+    const Shifted s = shift(rows.at(j), j);
     for (std::size_t c = 0; c < d.k; ++c) {
       double num = 0;
       for (std::size_t i = 0; i < d.n; ++i)
@@ -94,11 +127,9 @@ double canonical(const Data& d, double h, double p) {
 double one_dimensional(const std::vector<double>& sc, const std::vector<int>& b, double h, double p) {
   const std::size_t n = sc.size();
   double total = 0;
-  std::vector<double> logk(n), normaliser(n);
-  for (std::size_t i = 0; i < n; ++i) normaliser[i] = beta_normaliser(sc[i], h);
+  BetaRows rows(sc, h);
   for (std::size_t j = 0; j < n; ++j) {
-    for (std::size_t i = 0; i < n; ++i) logk[i] = normaliser[i] + beta_powers(sc[j], sc[i], h);
-    const Shifted s = shift(logk, j);
+    const Shifted s = shift(rows.at(j), j);
     double num = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (b[i] == 1) num += s.w[i];
@@ -146,11 +177,9 @@ double binary(const Data& d, double h, double p) {
 
 double loo_canonical(const Data& d, double h) {
   double total = 0;
-  std::vector<double> logk(d.n), normaliser(d.n);
-  for (std::size_t i = 0; i < d.n; ++i) normaliser[i] = dirichlet_normaliser(&d.f[i * d.k], d.k, h);
+  DirichletRows rows(d, h);
   for (std::size_t j = 0; j < d.n; ++j) {
-    for (std::size_t i = 0; i < d.n; ++i) logk[i] = normaliser[i] + dirichlet_powers(&d.f[j * d.k], &d.f[i * d.k], d.k, h);
-    total += shift(logk, j).log_sum - std::log(static_cast<double>(d.n - 1));
+    total += shift(rows.at(j), j).log_sum - std::log(static_cast<double>(d.n - 1));
   }
   return total / static_cast<double>(d.n);
 }
@@ -158,11 +187,9 @@ double loo_canonical(const Data& d, double h) {
 double loo_one_dimensional(const std::vector<double>& s, double h) {
   const std::size_t n = s.size();
   double total = 0;
-  std::vector<double> logk(n), normaliser(n);
-  for (std::size_t i = 0; i < n; ++i) normaliser[i] = beta_normaliser(s[i], h);
+  BetaRows rows(s, h);
   for (std::size_t j = 0; j < n; ++j) {
-    for (std::size_t i = 0; i < n; ++i) logk[i] = normaliser[i] + beta_powers(s[j], s[i], h);
-    total += shift(logk, j).log_sum - std::log(static_cast<double>(n - 1));
+    total += shift(rows.at(j), j).log_sum - std::log(static_cast<double>(n - 1));
   }
   return total / static_cast<double>(n);
 }
