@@ -1,10 +1,11 @@
 // The ecekde command: everything goes through one call; any failure is one line on stderr, and an
 // interruption (Ctrl-C) ends it with "ecekde: interrupted" (interrupt.hpp). Under mpirun, a failure on
-// any rank ends the job (distributed.hpp).
+// any rank ends the job (distributed.hpp). The allocator is tuned first (allocator.hpp).
 #include <exception>
 #include <iostream>
 #include <new>
 
+#include "allocator.hpp"
 #include "app.hpp"
 #include "distributed.hpp"
 #include "interrupt.hpp"
@@ -37,6 +38,7 @@ int run_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ecekde::cli::tune_allocator(argv);
   ecekde::cli::Distributed distributed(argc, argv);
   ecekde::cli::install_interrupt_handlers();
   return distributed.finish(run_command(argc, argv));

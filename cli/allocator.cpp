@@ -1,0 +1,54 @@
+#include "allocator.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+// Sanitizers replace the allocator: the tunables would do nothing there.
+#if defined(__SANITIZE_ADDRESS__)
+#define ECEKDE_SANITIZED_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ECEKDE_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+
+namespace ecekde::cli {
+
+// The estimators hold GBs of working arrays at ImageNet's shape (marginal 50,000 x 1,000 peaks at 5 GB: each
+// class's points, folds and sums), first touched in 4 KiB pages. On the virtual machines measured, the page
+// faults and the kernel's page clearing were a sixth of that estimate's time, and more where freed blocks
+// were returned to the kernel and faulted in again. glibc's tunables (read only when a program starts, hence
+// the exec): hugetlb=1 has its heaps and mapped blocks taken in transparent huge pages (2 MiB: 512 times
+// fewer faults); blocks up to 32 MiB come from the heaps (mmap_threshold), which keep up to 256 MiB of
+// freed memory for reuse (trim_threshold; setting the first alone sets the second to its small default, and
+// that was slower than neither). Marginal and canonical estimates at K = 100 and 1,000 took 0.6 to 0.94 of
+// their time, about the same peak memory and the same numbers (docs/benchmarks.md, "Huge pages").
+void tune_allocator(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__) && !defined(ECEKDE_SANITIZED_ALLOCATOR)
+#if __GLIBC_PREREQ(2, 35)
+  constexpr std::array<std::string_view, 3> kTunables = {"glibc.malloc.hugetlb=1",
+                                                         "glibc.malloc.mmap_threshold=33554432",
+                                                         "glibc.malloc.trim_threshold=268435456"};
+  const char* set = std::getenv("GLIBC_TUNABLES");
+  std::string tunables = set ? set : "";
+  if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set by the user, or by us before the exec
+  for (std::string_view tunable : kTunables) {
+    const std::string_view name = tunable.substr(0, tunable.find('='));
+    if (tunables.find(name) != std::string::npos) continue;  // the user's value stands
+    if (!tunables.empty()) tunables += ':';
+    tunables += tunable;
+  }
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only where it failed: then this process runs on as it is
+#endif
+#endif
+  (void)argv;
+}
+
+}  // namespace ecekde::cli
