@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstdlib>
-#include <string>
 #include <string_view>
 
 #if defined(__linux__)
@@ -29,22 +28,29 @@ namespace ecekde::cli {
 // freed memory for reuse (trim_threshold; setting the first alone sets the second to its small default, and
 // that was slower than neither). Marginal and canonical estimates at K = 100 and 1,000 took 0.6 to 0.94 of
 // their time, about the same peak memory and the same numbers (docs/benchmarks.md, "Huge pages").
-void tune_allocator(char** argv) {
-#if defined(__linux__) && defined(__GLIBC__) && !defined(ECEKDE_SANITIZED_ALLOCATOR)
-#if __GLIBC_PREREQ(2, 35)
+std::optional<std::string> tuned_allocator_settings(const char* current) {
   constexpr std::array<std::string_view, 3> kTunables = {"glibc.malloc.hugetlb=1",
                                                          "glibc.malloc.mmap_threshold=33554432",
                                                          "glibc.malloc.trim_threshold=268435456"};
-  const char* set = std::getenv("GLIBC_TUNABLES");
-  std::string tunables = set ? set : "";
-  if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set by the user, or by us before the exec
+  std::string tunables = current ? current : "";
+  auto names = [&](std::string_view tunable) {
+    const std::string_view name = tunable.substr(0, tunable.find('=') + 1);
+    return tunables.starts_with(name) || tunables.find(":" + std::string(name)) != std::string::npos;
+  };
+  if (names(kTunables[0])) return std::nullopt;
   for (std::string_view tunable : kTunables) {
-    const std::string_view name = tunable.substr(0, tunable.find('='));
-    if (tunables.find(name) != std::string::npos) continue;  // the user's value stands
+    if (names(tunable)) continue;
     if (!tunables.empty()) tunables += ':';
     tunables += tunable;
   }
-  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  return tunables;
+}
+
+void tune_allocator(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__) && !defined(ECEKDE_SANITIZED_ALLOCATOR)
+#if __GLIBC_PREREQ(2, 35)
+  const std::optional<std::string> tunables = tuned_allocator_settings(std::getenv("GLIBC_TUNABLES"));
+  if (!tunables || setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);  // returns only where it failed: then this process runs on as it is
 #endif
 #endif
