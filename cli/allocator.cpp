@@ -27,7 +27,8 @@ namespace ecekde::cli {
 // fewer faults); blocks up to 32 MiB come from the heaps (mmap_threshold), which keep up to 256 MiB of
 // freed memory for reuse (trim_threshold; setting the first alone sets the second to its small default, and
 // that was slower than neither). Marginal and canonical estimates at K = 100 and 1,000 took 0.6 to 0.94 of
-// their time, about the same peak memory and the same numbers (docs/benchmarks.md, "Huge pages").
+// their time, about the same peak memory and the same numbers (docs/benchmarks.md, "Huge pages"). make test
+// runs its Release tests under the same settings (the Makefile's TUNED_ALLOCATOR: keep the two alike).
 std::optional<std::string> tuned_allocator_settings(const char* current) {
   constexpr std::array<std::string_view, 3> kTunables = {"glibc.malloc.hugetlb=1",
                                                          "glibc.malloc.mmap_threshold=33554432",
