@@ -44,8 +44,6 @@ inline oracle::Data softmax_predictions(std::size_t n, std::size_t k, std::uint6
   return d;
 }
 
-/// Sets all but the `kept` largest probabilities of rows [first, n) to exactly 0 and renormalises them:
-/// truncated (top-k) outputs, or probabilities that underflowed. Labels are left as they are.
 /// K classes, a third of the rows relabelled to classes 0-4: the positives' counts differ, most classes'
 /// are small (marginal's criterion sample beyond kCriterionProblems classes).
 inline oracle::Data many_classes(std::size_t n, std::size_t k) {
@@ -54,6 +52,8 @@ inline oracle::Data many_classes(std::size_t n, std::size_t k) {
   return d;
 }
 
+/// Sets all but the `kept` largest probabilities of rows [first, n) to exactly 0 and renormalises them:
+/// truncated (top-k) outputs, or probabilities that underflowed. Labels are left as they are.
 inline void truncate(oracle::Data& d, std::size_t kept, std::size_t first = 0) {
   std::vector<double> sorted(d.k);
   for (std::size_t j = first; j < d.n; ++j) {
