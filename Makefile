@@ -47,8 +47,9 @@ run: build
 	./$(BUILD)/cli/ecekde report --probs examples/fashion_mnist_xe_probs.npy --labels examples/fashion_mnist_labels.npy --plot $(BUILD)/report
 
 # The Release tests with glibc's allocator as the CLI tunes it for itself (cli/allocator.cpp): the test
-# programs' large arrays in huge pages (the accuracy tests 86.6 -> 78.1 s, 2026-12-07).
-TUNED_ALLOCATOR := GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456
+# programs' large arrays in huge pages, one heap for every thread (the accuracy tests 86.6 -> 78.1 s with the
+# first three, 2026-12-07).
+TUNED_ALLOCATOR := GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456:glibc.malloc.arena_max=1
 
 test: build test-asan fuzz
 	$(TUNED_ALLOCATOR) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -26,13 +26,18 @@ namespace ecekde::cli {
 // the exec): hugetlb=1 has its heaps and mapped blocks taken in transparent huge pages (2 MiB: 512 times
 // fewer faults); blocks up to 32 MiB come from the heaps (mmap_threshold), which keep up to 256 MiB of
 // freed memory for reuse (trim_threshold; setting the first alone sets the second to its small default, and
-// that was slower than neither). Marginal and canonical estimates at K = 100 and 1,000 took 0.6 to 0.94 of
-// their time, about the same peak memory and the same numbers (docs/benchmarks.md, "Huge pages"). make test
-// runs its Release tests under the same settings (the Makefile's TUNED_ALLOCATOR: keep the two alike).
+// that was slower than neither), and every thread allocates from the one main heap (arena_max): a worker
+// thread's own arena grows in 64 MiB heaps that glibc unmaps whole once they are free, whatever the trim
+// threshold, so each class's blocks were mapped, cleared by the kernel and faulted in again (marginal
+// 50,000 x 1,000: 0.85 to 0.93 of the time with it). Marginal and canonical estimates at K = 100 and 1,000
+// took 0.6 to 0.94 of their time with the first three, about the same peak memory and the same numbers
+// (docs/benchmarks.md, "Huge pages"). make test runs its Release tests under the same settings (the
+// Makefile's TUNED_ALLOCATOR: keep the two alike).
 std::optional<std::string> tuned_allocator_settings(const char* current) {
-  constexpr std::array<std::string_view, 3> kTunables = {"glibc.malloc.hugetlb=1",
+  constexpr std::array<std::string_view, 4> kTunables = {"glibc.malloc.hugetlb=1",
                                                          "glibc.malloc.mmap_threshold=33554432",
-                                                         "glibc.malloc.trim_threshold=268435456"};
+                                                         "glibc.malloc.trim_threshold=268435456",
+                                                         "glibc.malloc.arena_max=1"};
   std::string tunables = current ? current : "";
   auto names = [&](std::string_view tunable) {
     const std::string_view name = tunable.substr(0, tunable.find('=') + 1);

@@ -12,7 +12,8 @@ namespace {
 using ecekde::cli::tuned_allocator_settings;
 
 constexpr const char* kAll =
-    "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456";
+    "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456:"
+    "glibc.malloc.arena_max=1";
 
 TEST(Allocator, UnsetOrEmptyTakesEveryTunable) {
   EXPECT_EQ(tuned_allocator_settings(nullptr), kAll);
@@ -26,9 +27,14 @@ TEST(Allocator, HugetlbNamedLeavesEverythingAsItIs) {
 }
 
 TEST(Allocator, TheUsersOtherTunablesStandAndComeFirst) {
-  EXPECT_EQ(tuned_allocator_settings("glibc.malloc.arena_max=2"), std::string("glibc.malloc.arena_max=2:") + kAll);
+  EXPECT_EQ(tuned_allocator_settings("glibc.malloc.tcache_count=0"),
+            std::string("glibc.malloc.tcache_count=0:") + kAll);
   EXPECT_EQ(tuned_allocator_settings("glibc.malloc.trim_threshold=0"),
-            "glibc.malloc.trim_threshold=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432");
+            "glibc.malloc.trim_threshold=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+            "glibc.malloc.arena_max=1");
+  EXPECT_EQ(tuned_allocator_settings("glibc.malloc.arena_max=2"),
+            "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+            "glibc.malloc.trim_threshold=268435456");
   // A name that only ends like one of ours is not it.
   EXPECT_EQ(tuned_allocator_settings("x.glibc.malloc.hugetlb=0"), std::string("x.glibc.malloc.hugetlb=0:") + kAll);
 }
