@@ -29,7 +29,7 @@ namespace ecekde::cli {
 // that was slower than neither), and every thread allocates from the one main heap (arena_max): a worker
 // thread's own arena grows in 64 MiB heaps that glibc unmaps whole once they are free, whatever the trim
 // threshold, so each class's blocks were mapped, cleared by the kernel and faulted in again (marginal
-// 50,000 x 1,000: 0.85 to 0.93 of the time with it). Marginal and canonical estimates at K = 100 and 1,000
+// 50,000 x 1,000, seven kinds of input: 0.87 to 1.00 of the time with it, the worst 44.2 -> 38.5 s). Marginal and canonical estimates at K = 100 and 1,000
 // took 0.6 to 0.94 of their time with the first three, about the same peak memory and the same numbers
 // (docs/benchmarks.md, "Huge pages"). make test runs its Release tests under the same settings (the
 // Makefile's TUNED_ALLOCATOR: keep the two alike).

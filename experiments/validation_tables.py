@@ -392,8 +392,8 @@ def consistency_tables():
     out += ["Miscalibrations confined to a region of the simplex (`research::local_maps`, draw 1, never used for "
             "design: bumps of several widths and places, three bumps, a class-wise step, a ripple, and a bump or step "
             "after a temperature), on Dirichlet predictions. Each cell is the relative error of the mean over the data "
-            "sets (5; 3 at n = 30,000 and 100,000) of canonical CE_1 / canonical CE_2^2 / marginal CE_1 / marginal CE_2^2; for the "
-            "calibrated model, the mean readings of canonical and marginal CE_1. A model whose canonical CE_1 is below "
+            "sets (5; 3 at n = 30,000 and 100,000) of canonical CE_1 / canonical CE_2^2 / marginal CE_1 / "
+            "marginal CE_2^2; for the calibrated model, the mean readings of canonical and marginal CE_1. A model whose canonical CE_1 is below "
             "0.02 is marked *weak*: its relative errors are mostly sampling noise; a figure whose truth is below 1e-6 has "
             "none (-); n/a: not run.", "",
             "| K | model | " + " | ".join(f"n = {n:,}" for n in ns) + " |",
@@ -453,8 +453,8 @@ def trees_paired_table():
     out = ["#### The trees candidate, paired", ""] + source(path)
     out += ["The canonical pilot's `trees` candidate (docs/estimator.md, section 2), which the study above includes, "
             "switched off and on: the same data sets (draw 1, seeds 700 to 702) without it (the build before it) and "
-            "with it: the relative "
-            "error of the mean of canonical CE_1 / CE_2^2 over three sets; for the calibrated model, the mean "
+            "with it: the relative error of the mean of canonical CE_1 / CE_2^2 over three sets; for the calibrated "
+            "model, the mean "
             "canonical CE_1.", "",
             "| K | model | " + " | ".join(f"n = {n:,}: without -> with" for n in ns) + " |",
             "|---|---|" + "---|" * len(ns)]
