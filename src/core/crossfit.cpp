@@ -128,8 +128,8 @@ Result crossfit_estimate(const Prepared& in, const EstimateOptions& options, con
   const RowTerms at_criterion = add_functional(r, problems, fit, in, options, ring);
   // p = 2: the narrower, whole correction where it reads significantly more (correction.hpp,
   // kNarrowingZ); the same choice on every rank, whose figures are totals over all of them.
-  if (fit.narrowed) {
-    std::vector<Corrected> wider = std::exchange(fit.corrected, fit.narrowed());
+  if (!fit.narrowed.empty()) {
+    std::vector<Corrected> wider = std::exchange(fit.corrected, std::move(fit.narrowed));
     Result narrower = r;
     narrower.bandwidth = grid[fit.narrowed_at];
     const RowTerms at_narrower = add_functional(narrower, problems, fit, in, options, ring);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -117,6 +116,12 @@ std::vector<std::vector<std::size_t>> fold_groups(const Problem& pr, std::span<c
 // estimate at every p but 2), or kept whole (CE_2^2 at its own bandwidth: fit_corrections()).
 enum class Shrinkage { garrote, whole };
 
+// A correction asked of a sweep: at grid point `at`, its kernel averages entering g by `shrinkage`.
+struct CorrectionAt {
+  std::size_t at;
+  Shrinkage shrinkage = Shrinkage::garrote;
+};
+
 // Component l's corrected estimate from its pilot pi, its kernel average of the residuals delta and the
 // row's effective number of neighbours.
 inline double corrected_value(double pi, double delta, double neighbours, Shrinkage shrinkage) {
@@ -170,8 +175,8 @@ struct Fit {
   BandwidthSelection selection;
   std::size_t averaged_rows = 0;     // the rows of the row mean, over every rank
   // p = 2: the corrections of the same rows kept whole at grid point `narrowed_at` (squares_bandwidth(),
-  // below the criterion's), formed on demand; empty where there is no such point.
-  std::function<std::vector<Corrected>()> narrowed;
+  // below the criterion's), swept with `corrected`; empty where there is no such point.
+  std::vector<Corrected> narrowed;
   std::size_t narrowed_at = 0;
 };
 

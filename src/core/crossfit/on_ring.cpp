@@ -114,19 +114,24 @@ std::vector<std::vector<double>> ring_payload_sums(const Problem& pr, std::span<
   return sums;
 }
 
-// The corrected estimate at bandwidth h of this rank's rows among the input rows `rows` (all when empty),
-// over every rank's centres.
-Corrected ring_correct(const Problem& pr, double h, std::span<const std::size_t> rows, const RingLayout& at,
-                       const SweepPlan& plan, Shrinkage shrinkage = Shrinkage::garrote) {
+// The corrected estimates at each of `asked` (grid points of `grid`) of this rank's rows among the input
+// rows `rows` (all when empty), over every rank's centres, one per ask, from one sweep.
+std::vector<Corrected> ring_correct(const Problem& pr, const std::vector<double>& grid,
+                                    std::span<const CorrectionAt> asked, std::span<const std::size_t> rows,
+                                    const RingLayout& at, const SweepPlan& plan) {
   const std::size_t width = pr.depth + 3;
-  Corrected out = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(*pr.lp, own_rows_of(at, rows)));
-  const std::vector<double> sums = ring_payload_sums(pr, std::span<const double>(&h, 1), out.self, at, plan)[0];
-  for (std::size_t q = 0; q < out.self.size(); ++q) {
-    const double* row = sums.data() + q * width;
-    double* g = out.g.data() + q * pr.depth;
-    out.neighbours[q] = corrected_row(
-        pr, out.self[q], row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; }, shrinkage);
-  }
+  const Corrected none = evaluated(pr, rows.empty() ? std::vector<std::size_t>{} : positions_of(*pr.lp, own_rows_of(at, rows)));
+  std::vector<double> bandwidths;
+  for (const CorrectionAt& a : asked) bandwidths.push_back(grid[a.at]);
+  const std::vector<std::vector<double>> sums = ring_payload_sums(pr, bandwidths, none.self, at, plan);
+  std::vector<Corrected> out(asked.size(), none);
+  for (std::size_t a = 0; a < asked.size(); ++a)
+    for (std::size_t q = 0; q < none.self.size(); ++q) {
+      const double* row = sums[a].data() + q * width;
+      double* g = out[a].g.data() + q * pr.depth;
+      out[a].neighbours[q] = corrected_row(
+          pr, none.self[q], row[1], row[2], row + 3, [g](std::size_t l, double v) { g[l] = v; }, asked[a].shrinkage);
+    }
   return out;
 }
 
@@ -146,7 +151,8 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
   fit.selection.rows = chosen.size();
   fit.averaged_rows = averaged.size();
   if (grid.size() == 1 && (all_rows || !mean.empty())) {  // one candidate: its corrections are the fit, one pass
-    fit.corrected.push_back(ring_correct(pr, grid[0], mean, at, plan));
+    const CorrectionAt only[] = {{0}};
+    fit.corrected = ring_correct(pr, grid, only, mean, at, plan);
     fit.selection.score = {-brier(pr, fit.corrected[0], at.comm, averaged.size())};
     fit.selection.rows = averaged.size();
     fit.selection.bandwidth = grid[0];
@@ -177,15 +183,16 @@ Fit ring_fit_corrections(const Problem& pr, const std::vector<double>& grid, std
     if (fit.selection.score[b] > fit.selection.score[best]) best = b;
   fit.selection.bandwidth = grid[best];
   fit.selection.best_score = fit.selection.score[best];
-  fit.corrected.push_back(ring_correct(pr, grid[best], mean, at, plan));
+  // The mean's rows at the criterion's choice and, p = 2, at a narrower grid point kept whole, in one sweep.
   const std::size_t narrower =
       for_squares ? squares_bandwidth(enough, static_cast<double>(chosen.size()), best) : best;
+  std::vector<CorrectionAt> asked{{best, Shrinkage::garrote}};
+  if (narrower < best) asked.push_back({narrower, Shrinkage::whole});
+  std::vector<Corrected> corrected = ring_correct(pr, grid, asked, mean, at, plan);
+  fit.corrected.push_back(std::move(corrected[0]));
   if (narrower < best) {
     fit.narrowed_at = narrower;
-    fit.narrowed = [&pr, h = grid[narrower], averaged, all_means = mean.empty(), &at, plan] {
-      const std::span<const std::size_t> rows = all_means ? std::span<const std::size_t>{} : averaged;
-      return std::vector<Corrected>{ring_correct(pr, h, rows, at, plan, Shrinkage::whole)};
-    };
+    fit.narrowed.push_back(std::move(corrected[1]));
   }
   return fit;
 }
