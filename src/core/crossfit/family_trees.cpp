@@ -7,9 +7,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include "core/crossfit/families.hpp"
@@ -18,7 +18,6 @@
 #include "core/distributed.hpp"
 #include "core/parallel.hpp"
 #include "core/ring.hpp"
-#include "core/work_ledger.hpp"
 
 namespace ecekde::detail {
 
@@ -89,6 +88,13 @@ void sum_over_ranks(Communicator* ranks, std::span<Sums> sums) {
   for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
 }
 
+// A tree's working arrays while it grows: its rows grouped by node, and the histograms of a level and the
+// one above.
+struct GrowScratch {
+  std::vector<std::uint32_t> order, right;
+  std::vector<Sums> histogram, parent_histogram;
+};
+
 // One fold's boosting: every row's current logits (sorted order; the fold's parametric pilot's logarithms
 // to begin with). Split over `ranks` (a ring: each rank its own rows), every sum is every rank's.
 class Booster {
@@ -97,9 +103,9 @@ class Booster {
           std::vector<double> logits, Communicator* ranks)
       : bins_(bins), labels_(labels), K_(K), logits_(std::move(logits)), ranks_(ranks) {}
 
-  // One round learnt from `rows`: K trees, one per class, each a Newton step of the softmax log-loss, added
-  // to the logits of the rows `apply` (those read later, `rows` among them).
-  void round(const std::vector<std::size_t>& rows, const std::vector<std::size_t>& apply) {
+  // The gradient and curvature of the softmax log-loss at each of `rows`, from which a round's K trees are
+  // grown (grow()) and then added to the logits (add()).
+  void gradients(const std::vector<std::size_t>& rows) {
     const std::size_t m = rows.size();
     gradient_.resize(m * K_);
     hessian_.resize(m * K_);
@@ -112,10 +118,11 @@ class Booster {
         hessian_[r * K_ + c] = std::max(p[c] * (1 - p[c]), 1e-16);
       }
     }
-    for (std::size_t c = 0; c < K_; ++c) {
-      const Tree tree = grow(rows, c);
-      for (std::size_t i : apply) logits_[i * K_ + c] += tree.step[tree.leaf(&bins_[i * K_])];
-    }
+  }
+
+  // Class c's tree added to the logits of the rows `apply` (those read later).
+  void add(const Tree& tree, std::size_t c, const std::vector<std::size_t>& apply) {
+    for (std::size_t i : apply) logits_[i * K_ + c] += tree.step[tree.leaf(&bins_[i * K_])];
   }
 
   // The softmax log-loss summed over `rows` (every rank's).
@@ -136,24 +143,32 @@ class Booster {
     for (std::size_t c = 0; c < K_; ++c) p[c] /= sum;
   }
 
- private:
-  // Class c's tree on `rows`, grown level by level: each node's histograms of gradient, curvature and rows
-  // over every feature's bins, and its best split by the Newton gain (none where no split gains or a side
-  // would hold fewer than kMinLeafRows rows). The first of equal gains is taken, in the order of features
-  // and bins. Below the root only the child with fewer rows (every rank's) is summed from its rows, the
-  // other is its parent's histograms less its sibling's: a third of the row passes saved, and those are
-  // most of the trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
-  Tree grow(const std::vector<std::size_t>& rows, std::size_t c) {
+  // Class c's tree on `rows` (those of the last gradients()), grown level by level: each node's histograms
+  // of gradient, curvature and rows over every feature's bins, and its best split by the Newton gain (none
+  // where no split gains or a side would hold fewer than kMinLeafRows rows). The first of equal gains is
+  // taken, in the order of features and bins; each leaf's step is a Newton step of the softmax log-loss.
+  // Below the root only the child with fewer rows (every rank's) is summed from its rows, the other is its
+  // parent's histograms less its sibling's: a third of the row passes saved, and those are most of the
+  // trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
+  Tree grow(const std::vector<std::size_t>& rows, std::size_t c, GrowScratch& scratch) const {
+    std::vector<Sums>& histogram = scratch.histogram;
+    std::vector<Sums>& parent_histogram = scratch.parent_histogram;
+    // Each node's rows (indices into `rows`): order[from[node], to[node]), in increasing order, so that each
+    // histogram adds its rows in the order of a pass over all of them.
+    std::vector<std::uint32_t>& order = scratch.order;
+    order.resize(rows.size());
+    std::iota(order.begin(), order.end(), std::uint32_t{0});
+    std::array<std::size_t, kNodes> from{}, to{};
+    to[0] = rows.size();
     Tree tree;
     std::array<Sums, kNodes> total{};
-    node_of_.assign(rows.size(), 0);
     for (std::size_t r = 0; r < rows.size(); ++r) total[0].add({gradient_[r * K_ + c], hessian_[r * K_ + c], 1});
     sum_over_ranks(ranks_, std::span(total).first(1));
     const std::size_t node_bins = K_ * kBins;
     for (std::size_t level = 0; level < kDepth; ++level) {
       const std::size_t first = (std::size_t{1} << level) - 1, width = std::size_t{1} << level;
-      std::swap(parent_histogram_, histogram_);  // the level above's
-      histogram_.assign(width * node_bins, Sums{});
+      std::swap(parent_histogram, histogram);  // the level above's
+      histogram.assign(width * node_bins, Sums{});
       std::array<bool, kNodes> summed{};  // this level's nodes summed from their rows
       for (std::size_t node = first; node < first + width; ++node) {
         if (node == 0) {
@@ -165,21 +180,23 @@ class Booster {
         const std::size_t sibling = left ? node + 1 : node - 1;
         summed[node] = left ? total[node].rows <= total[sibling].rows : total[node].rows < total[sibling].rows;
       }
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        const std::size_t node = node_of_[r];
-        if (node < first || !summed[node]) continue;  // a leaf above this level, or its sibling's difference
-        Sums* h = &histogram_[(node - first) * node_bins];
-        const std::uint8_t* b = &bins_[rows[r] * K_];
-        const Sums s{gradient_[r * K_ + c], hessian_[r * K_ + c], 1};
-        for (std::size_t f = 0; f < K_; ++f) h[f * kBins + b[f]].add(s);
+      for (std::size_t node = first; node < first + width; ++node) {
+        if (!summed[node]) continue;  // not a node of this tree, or its sibling's difference
+        Sums* h = &histogram[(node - first) * node_bins];
+        for (std::size_t i = from[node]; i < to[node]; ++i) {
+          const std::size_t r = order[i];
+          const std::uint8_t* b = &bins_[rows[r] * K_];
+          const Sums s{gradient_[r * K_ + c], hessian_[r * K_ + c], 1};
+          for (std::size_t f = 0; f < K_; ++f) h[f * kBins + b[f]].add(s);
+        }
       }
-      sum_over_ranks(ranks_, histogram_);
+      sum_over_ranks(ranks_, histogram);
       for (std::size_t node = std::max<std::size_t>(first, 1); node < first + width; ++node) {
         if (summed[node] || !tree.split[(node - 1) / 2]) continue;
         const std::size_t sibling = node % 2 == 1 ? node + 1 : node - 1;
-        const Sums* above = &parent_histogram_[((node - 1) / 2 - (first - 1) / 2) * node_bins];
-        const Sums* beside = &histogram_[(sibling - first) * node_bins];
-        Sums* h = &histogram_[(node - first) * node_bins];
+        const Sums* above = &parent_histogram[((node - 1) / 2 - (first - 1) / 2) * node_bins];
+        const Sums* beside = &histogram[(sibling - first) * node_bins];
+        Sums* h = &histogram[(node - first) * node_bins];
         for (std::size_t i = 0; i < node_bins; ++i) h[i] = above[i].minus(beside[i]);
       }
       bool any = false;
@@ -188,7 +205,7 @@ class Booster {
         if (node > 0 && !tree.split[(node - 1) / 2]) continue;  // not a node of this tree
         double best = 0;
         for (std::size_t f = 0; f < K_; ++f) {
-          const Sums* h = &histogram_[(w * K_ + f) * kBins];
+          const Sums* h = &histogram[(w * K_ + f) * kBins];
           Sums left;
           for (std::size_t b = 0; b + 1 < kBins; ++b) {
             // A bin no training row holds splits them as the bin before it: each split is tried once, at
@@ -214,11 +231,20 @@ class Booster {
         }
         any = any || tree.split[node];
       }
-      if (!any) break;
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        const std::size_t node = node_of_[r];
-        if (node >= first && tree.split[node])
-          node_of_[r] = 2 * node + (bins_[rows[r] * K_ + tree.feature[node]] <= tree.cut[node] ? 1 : 2);
+      if (!any || level + 1 == kDepth) break;  // the last level's children are leaves: no rows to part
+      for (std::size_t node = first; node < first + width; ++node) {
+        if (!tree.split[node]) continue;
+        std::vector<std::uint32_t>& right = scratch.right;
+        right.clear();
+        std::size_t left = from[node];
+        for (std::size_t i = from[node]; i < to[node]; ++i) {
+          const std::uint32_t r = order[i];
+          if (bins_[rows[r] * K_ + tree.feature[node]] <= tree.cut[node]) order[left++] = r;
+          else right.push_back(r);
+        }
+        std::copy(right.begin(), right.end(), order.begin() + static_cast<std::ptrdiff_t>(left));
+        from[2 * node + 1] = from[node], to[2 * node + 1] = left;
+        from[2 * node + 2] = left, to[2 * node + 2] = to[node];
       }
     }
     for (std::size_t node = 0; node < kNodes; ++node)
@@ -226,15 +252,39 @@ class Booster {
     return tree;
   }
 
+ private:
   const std::vector<std::uint8_t>& bins_;
   const std::vector<int>& labels_;
   std::size_t K_;
   std::vector<double> logits_;
   Communicator* ranks_;
   std::vector<double> gradient_, hessian_;
-  std::vector<std::size_t> node_of_;
-  std::vector<Sums> histogram_, parent_histogram_;
 };
+
+// One fold's part in a round: its booster, the rows its trees learn from and those they are added to.
+struct FoldRound {
+  Booster* booster;
+  const std::vector<std::size_t>* learn;
+  const std::vector<std::size_t>* apply;
+};
+
+// One round of every fold in `folds` at once: their gradients, then their K trees each, one task per fold
+// and class, then each fold's trees added to its logits. Each tree is grown serially from the same sums,
+// so the trees do not depend on the thread count; with the folds as the tasks (5 folds on 2 threads) one
+// thread was idle a fifth of the time. On a ring (one thread) every step runs in this order on every rank.
+void boost_round(const std::vector<FoldRound>& folds, std::size_t K, int threads, const RunControl* control) {
+  parallel_for(folds.size(), threads, [&](std::size_t f, int) { folds[f].booster->gradients(*folds[f].learn); },
+               control);
+  std::vector<Tree> trees(folds.size() * K);
+  std::vector<GrowScratch> scratch(static_cast<std::size_t>(threads));
+  parallel_for(trees.size(), threads, [&](std::size_t t, int worker) {
+    const FoldRound& f = folds[t / K];
+    trees[t] = f.booster->grow(*f.learn, t % K, scratch[static_cast<std::size_t>(worker)]);
+  }, control);
+  parallel_for(folds.size(), threads, [&](std::size_t f, int) {
+    for (std::size_t c = 0; c < K; ++c) folds[f].booster->add(trees[f * K + c], c, *folds[f].apply);
+  }, control);
+}
 
 }  // namespace
 
@@ -258,58 +308,77 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   for (std::size_t j = 0; j < n; ++j) fold_of[j] = static_cast<std::uint32_t>(fold_of_input[lp.original[j]]);
   std::vector<std::size_t> every(n);
   std::iota(every.begin(), every.end(), std::size_t{0});
-  auto booster = [&](std::size_t m) {
-    std::vector<double> logits(n * K);
-    for (std::size_t i = 0; i < n * K; ++i) logits[i] = std::log(std::max(table[m * n * K + i], 1e-300));
-    return Booster(bins, base.labels, K, std::move(logits), ranks);
-  };
-  // The folds are independent tasks, each serial (so the trees do not depend on the thread count); on a
-  // ring one after another on the calling thread, whose sums every rank takes part in, in the same order.
-  auto each_fold = [&](const std::function<void(std::size_t)>& body) {
-    parallel_for(folds, ring ? 1 : threads, [&](std::size_t m, int) { body(m); }, control);
+  // Each fold's booster, from the logarithms of its parametric pilot (on a ring every step is on the
+  // calling thread, whose sums every rank takes part in, in the same order).
+  const int workers = ring ? 1 : threads;
+  std::vector<std::optional<Booster>> booster(folds);
+  auto start = [&](const std::vector<std::size_t>& which) {
+    parallel_for(which.size(), workers, [&](std::size_t f, int) {
+      const std::size_t m = which[f];
+      std::vector<double> logits(n * K);
+      for (std::size_t i = 0; i < n * K; ++i) logits[i] = std::log(std::max(table[m * n * K + i], 1e-300));
+      booster[m].emplace(bins, base.labels, K, std::move(logits), ranks);
+    }, control);
   };
   // The count of rounds, one for every fold (unless the plan fixes it): in fold m, the log-loss of its
-  // training rows in fold m + 1 with the trees learnt from its others, after each round until kPatience
-  // rounds past its lowest; summed over the folds up to the fewest rounds any ran, and the count of the
-  // lowest sum (0 where a fold has no rows to learn from or to check on). Each fold's own lowest alone
-  // went from 0 to 14 rounds on one data set (a ripple, K = 6, n = 10,000).
+  // training rows in fold m + 1 with the trees learnt from its others, after each round; summed over the
+  // folds, and the count of the lowest sum (0 where a fold has no rows to learn from or to check on). The
+  // folds go round by round together until the first is kPatience rounds past its own lowest: the sums
+  // stop there, so rounds the others would go on to are not run (on the few-values kind at n = 50,000,
+  // K = 10 the folds' own stops were 41 to 78 rounds). Each fold's own lowest alone went from 0 to 14
+  // rounds on one data set (a ripple, K = 6, n = 10,000).
   std::size_t rounds = plan.tree_rounds;
   if (rounds == 0) {
-    std::vector<std::vector<double>> curve(folds);
-    each_fold([&](std::size_t m) {
-      std::vector<std::size_t> learn, check;
-      for (std::size_t i : split.train[m]) (fold_of[i] == (m + 1) % folds ? check : learn).push_back(i);
-      std::vector<double> sizes{static_cast<double>(learn.size()), static_cast<double>(check.size())};
+    std::vector<std::vector<std::size_t>> learn(folds), check(folds);
+    bool every_fold = true;  // each has rows to learn from and to check on
+    for (std::size_t m = 0; m < folds; ++m) {
+      for (std::size_t i : split.train[m]) (fold_of[i] == (m + 1) % folds ? check : learn)[m].push_back(i);
+      std::vector<double> sizes{static_cast<double>(learn[m].size()), static_cast<double>(check[m].size())};
       combine_shares(ranks, sizes);
-      if (sizes[0] == 0 || sizes[1] == 0) return;
-      Booster search = booster(m);
-      curve[m].push_back(search.loss(check));
-      for (std::size_t r = 1, best = 0; r <= kMaxRounds && r <= best + kPatience; ++r) {
-        WorkLedger::check(control);
-        search.round(learn, split.train[m]);
-        curve[m].push_back(search.loss(check));
-        if (curve[m][r] < curve[m][best]) best = r;
+      every_fold = every_fold && sizes[0] > 0 && sizes[1] > 0;
+    }
+    if (every_fold) {
+      std::vector<std::size_t> all(folds);
+      std::iota(all.begin(), all.end(), std::size_t{0});
+      start(all);
+      std::vector<FoldRound> round;
+      for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &learn[m], &split.train[m]});
+      std::vector<double> loss(folds), sum{0.0};  // sum[r]: over the folds after round r
+      auto losses = [&](std::size_t r) {
+        parallel_for(folds, workers, [&](std::size_t m, int) { loss[m] = booster[m]->loss(check[m]); }, control);
+        sum.resize(r + 1);
+        sum[r] = 0;
+        for (double l : loss) sum[r] += l;
+      };
+      losses(0);
+      std::vector<double> lowest = loss;
+      std::vector<std::size_t> best(folds, 0);
+      for (std::size_t r = 1; r <= kMaxRounds; ++r) {
+        boost_round(round, K, workers, control);
+        losses(r);
+        bool stop = false;
+        for (std::size_t m = 0; m < folds; ++m) {
+          if (loss[m] < lowest[m]) lowest[m] = loss[m], best[m] = r;
+          stop = stop || r + 1 > best[m] + kPatience;
+        }
+        if (stop) break;
       }
-    });
-    std::size_t ran = kMaxRounds + 1;
-    for (const std::vector<double>& c : curve) ran = std::min(ran, c.size());
-    double lowest = std::numeric_limits<double>::infinity();
-    for (std::size_t r = 0; r < ran; ++r) {
-      double sum = 0;
-      for (const std::vector<double>& c : curve) sum += c[r];
-      if (sum < lowest) lowest = sum, rounds = r;
+      for (std::size_t r = 1; r < sum.size(); ++r)
+        if (sum[r] < sum[rounds]) rounds = r;
     }
   }
   // Each fold's trees learnt from all its training rows, its model read at every row.
-  if (rounds > 0)
-    each_fold([&](std::size_t m) {
-      Booster fit = booster(m);
-      for (std::size_t r = 0; r < rounds; ++r) {
-        WorkLedger::check(control);
-        fit.round(split.train[m], every);
-      }
-      for (std::size_t i = 0; i < n; ++i) fit.softmax(i, &table[(m * n + i) * K]);
-    });
+  if (rounds > 0) {
+    std::vector<std::size_t> all(folds);
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    start(all);
+    std::vector<FoldRound> round;
+    for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &split.train[m], &every});
+    for (std::size_t r = 0; r < rounds; ++r) boost_round(round, K, workers, control);
+    parallel_for(folds, workers, [&](std::size_t m, int) {
+      for (std::size_t i = 0; i < n; ++i) booster[m]->softmax(i, &table[(m * n + i) * K]);
+    }, control);
+  }
   Problem out = make_problem(lp);
   out.saturated = base.saturated;
   out.pilot.resize(n * K);
