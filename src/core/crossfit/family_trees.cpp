@@ -55,19 +55,39 @@ std::vector<std::uint8_t> binned_features(const LabelledPoints& lp, std::size_t 
   return bins;
 }
 
+constexpr std::size_t kInner = kNodes / 2;  // the nodes above the last level
+
 // One class's tree: a complete binary tree of kDepth levels (node i's children 2i + 1 and 2i + 2), a node
 // split where `split` says so (a row goes left where its feature's bin is at most `cut`), and each leaf's
-// step in the class's logit.
+// step in the class's logit. Read without branches (step_at()): a node not split sends every row left
+// (cut kAllLeft), down to the last level's slot that holds its step.
 struct Tree {
+  static constexpr std::uint8_t kAllLeft = 255;  // above every bin
   std::array<bool, kNodes> split{};
   std::array<std::uint16_t, kNodes> feature{};
   std::array<std::uint8_t, kNodes> cut{};
-  std::array<double, kNodes> step{};
+  std::array<double, kNodes> step{};            // of each leaf, as grown
+  std::array<double, kNodes - kInner> slot{};   // the same, at the last level
 
-  std::size_t leaf(const std::uint8_t* bins) const {
+  // Fills `slot` and the cuts of the nodes not split, once the tree is grown.
+  void settle() {
+    for (std::size_t node = 0; node < kNodes; ++node) {
+      if (tree_node(node) && !split[node]) {
+        std::size_t down = node;
+        while (down < kInner) down = 2 * down + 1;
+        slot[down - kInner] = step[node];
+      }
+      if (node < kInner && !split[node]) cut[node] = kAllLeft;
+    }
+  }
+
+  bool tree_node(std::size_t node) const { return node == 0 || split[(node - 1) / 2]; }
+
+  double step_at(const std::uint8_t* bins) const {
     std::size_t node = 0;
-    while (node < kNodes && split[node]) node = 2 * node + (bins[feature[node]] <= cut[node] ? 1 : 2);
-    return node;
+    for (std::size_t level = 0; level < kDepth; ++level)
+      node = 2 * node + 1 + static_cast<std::size_t>(bins[feature[node]] > cut[node]);
+    return slot[node - kInner];
   }
 };
 
@@ -88,9 +108,12 @@ void sum_over_ranks(Communicator* ranks, std::span<Sums> sums) {
   for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
 }
 
-// A tree's working arrays while it grows: its rows grouped by node, and the histograms of a level and the
-// one above.
-struct GrowScratch {
+// A round's working arrays, one set per thread: the gradient and curvature of each row it learns from,
+// the K trees, and while a tree grows its rows grouped by node and the histograms of a level and the one
+// above.
+struct RoundScratch {
+  std::vector<double> gradient, hessian;
+  std::vector<Tree> trees;
   std::vector<std::uint32_t> order, right;
   std::vector<Sums> histogram, parent_histogram;
 };
@@ -103,26 +126,25 @@ class Booster {
           std::vector<double> logits, Communicator* ranks)
       : bins_(bins), labels_(labels), K_(K), logits_(std::move(logits)), ranks_(ranks) {}
 
-  // The gradient and curvature of the softmax log-loss at each of `rows`, from which a round's K trees are
-  // grown (grow()) and then added to the logits (add()).
-  void gradients(const std::vector<std::size_t>& rows) {
+  // One round learnt from `rows`: K trees, one per class, on the gradient and curvature of the softmax
+  // log-loss at those rows, added to the logits of the rows `apply` (those read later, `rows` among them).
+  void round(const std::vector<std::size_t>& rows, const std::vector<std::size_t>& apply, RoundScratch& scratch) {
     const std::size_t m = rows.size();
-    gradient_.resize(m * K_);
-    hessian_.resize(m * K_);
+    scratch.gradient.resize(m * K_);
+    scratch.hessian.resize(m * K_);
     std::vector<double> p(K_);
     for (std::size_t r = 0; r < m; ++r) {
       softmax(rows[r], p.data());
       for (std::size_t c = 0; c < K_; ++c) {
         const double target = static_cast<double>(labels_[rows[r]] == static_cast<int>(c));
-        gradient_[r * K_ + c] = p[c] - target;
-        hessian_[r * K_ + c] = std::max(p[c] * (1 - p[c]), 1e-16);
+        scratch.gradient[r * K_ + c] = p[c] - target;
+        scratch.hessian[r * K_ + c] = std::max(p[c] * (1 - p[c]), 1e-16);
       }
     }
-  }
-
-  // Class c's tree added to the logits of the rows `apply` (those read later).
-  void add(const Tree& tree, std::size_t c, const std::vector<std::size_t>& apply) {
-    for (std::size_t i : apply) logits_[i * K_ + c] += tree.step[tree.leaf(&bins_[i * K_])];
+    scratch.trees.resize(K_);
+    for (std::size_t c = 0; c < K_; ++c) scratch.trees[c] = grow(rows, c, scratch);
+    for (std::size_t i : apply)
+      for (std::size_t c = 0; c < K_; ++c) logits_[i * K_ + c] += scratch.trees[c].step_at(&bins_[i * K_]);
   }
 
   // The softmax log-loss summed over `rows` (every rank's).
@@ -143,14 +165,16 @@ class Booster {
     for (std::size_t c = 0; c < K_; ++c) p[c] /= sum;
   }
 
-  // Class c's tree on `rows` (those of the last gradients()), grown level by level: each node's histograms
+  // Class c's tree on `rows` (their gradients in `scratch`), grown level by level: each node's histograms
   // of gradient, curvature and rows over every feature's bins, and its best split by the Newton gain (none
   // where no split gains or a side would hold fewer than kMinLeafRows rows). The first of equal gains is
   // taken, in the order of features and bins; each leaf's step is a Newton step of the softmax log-loss.
   // Below the root only the child with fewer rows (every rank's) is summed from its rows, the other is its
   // parent's histograms less its sibling's: a third of the row passes saved, and those are most of the
   // trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
-  Tree grow(const std::vector<std::size_t>& rows, std::size_t c, GrowScratch& scratch) const {
+  Tree grow(const std::vector<std::size_t>& rows, std::size_t c, RoundScratch& scratch) const {
+    const std::vector<double>& gradient = scratch.gradient;
+    const std::vector<double>& hessian = scratch.hessian;
     std::vector<Sums>& histogram = scratch.histogram;
     std::vector<Sums>& parent_histogram = scratch.parent_histogram;
     // Each node's rows (indices into `rows`): order[from[node], to[node]), in increasing order, so that each
@@ -162,7 +186,7 @@ class Booster {
     to[0] = rows.size();
     Tree tree;
     std::array<Sums, kNodes> total{};
-    for (std::size_t r = 0; r < rows.size(); ++r) total[0].add({gradient_[r * K_ + c], hessian_[r * K_ + c], 1});
+    for (std::size_t r = 0; r < rows.size(); ++r) total[0].add({gradient[r * K_ + c], hessian[r * K_ + c], 1});
     sum_over_ranks(ranks_, std::span(total).first(1));
     const std::size_t node_bins = K_ * kBins;
     for (std::size_t level = 0; level < kDepth; ++level) {
@@ -186,7 +210,7 @@ class Booster {
         for (std::size_t i = from[node]; i < to[node]; ++i) {
           const std::size_t r = order[i];
           const std::uint8_t* b = &bins_[rows[r] * K_];
-          const Sums s{gradient_[r * K_ + c], hessian_[r * K_ + c], 1};
+          const Sums s{gradient[r * K_ + c], hessian[r * K_ + c], 1};
           for (std::size_t f = 0; f < K_; ++f) h[f * kBins + b[f]].add(s);
         }
       }
@@ -234,21 +258,26 @@ class Booster {
       if (!any || level + 1 == kDepth) break;  // the last level's children are leaves: no rows to part
       for (std::size_t node = first; node < first + width; ++node) {
         if (!tree.split[node]) continue;
+        // Without branches: each row written to both sides, each side's count moved on by where it goes.
         std::vector<std::uint32_t>& right = scratch.right;
-        right.clear();
-        std::size_t left = from[node];
+        right.resize(to[node] - from[node]);
+        std::size_t left = from[node], rights = 0;
         for (std::size_t i = from[node]; i < to[node]; ++i) {
           const std::uint32_t r = order[i];
-          if (bins_[rows[r] * K_ + tree.feature[node]] <= tree.cut[node]) order[left++] = r;
-          else right.push_back(r);
+          const bool goes_left = bins_[rows[r] * K_ + tree.feature[node]] <= tree.cut[node];
+          order[left] = r;
+          right[rights] = r;
+          left += goes_left;
+          rights += !goes_left;
         }
-        std::copy(right.begin(), right.end(), order.begin() + static_cast<std::ptrdiff_t>(left));
+        std::copy_n(right.begin(), rights, order.begin() + static_cast<std::ptrdiff_t>(left));
         from[2 * node + 1] = from[node], to[2 * node + 1] = left;
         from[2 * node + 2] = left, to[2 * node + 2] = to[node];
       }
     }
     for (std::size_t node = 0; node < kNodes; ++node)
       if (!tree.split[node]) tree.step[node] = -kLearningRate * total[node].g / (total[node].h + kLeafRidge);
+    tree.settle();
     return tree;
   }
 
@@ -258,7 +287,6 @@ class Booster {
   std::size_t K_;
   std::vector<double> logits_;
   Communicator* ranks_;
-  std::vector<double> gradient_, hessian_;
 };
 
 // One fold's part in a round: its booster, the rows its trees learn from and those they are added to.
@@ -268,21 +296,12 @@ struct FoldRound {
   const std::vector<std::size_t>* apply;
 };
 
-// One round of every fold in `folds` at once: their gradients, then their K trees each, one task per fold
-// and class, then each fold's trees added to its logits. Each tree is grown serially from the same sums,
-// so the trees do not depend on the thread count; with the folds as the tasks (5 folds on 2 threads) one
-// thread was idle a fifth of the time. On a ring (one thread) every step runs in this order on every rank.
-void boost_round(const std::vector<FoldRound>& folds, std::size_t K, int threads, const RunControl* control) {
-  parallel_for(folds.size(), threads, [&](std::size_t f, int) { folds[f].booster->gradients(*folds[f].learn); },
-               control);
-  std::vector<Tree> trees(folds.size() * K);
-  std::vector<GrowScratch> scratch(static_cast<std::size_t>(threads));
-  parallel_for(trees.size(), threads, [&](std::size_t t, int worker) {
-    const FoldRound& f = folds[t / K];
-    trees[t] = f.booster->grow(*f.learn, t % K, scratch[static_cast<std::size_t>(worker)]);
-  }, control);
-  parallel_for(folds.size(), threads, [&](std::size_t f, int) {
-    for (std::size_t c = 0; c < K; ++c) folds[f].booster->add(trees[f * K + c], c, *folds[f].apply);
+// One round of every fold in `folds`, the folds on the threads (one scratch each), each serial (so the
+// trees do not depend on the thread count); on a ring (one thread) one after another, in the same order on
+// every rank.
+void boost_round(const std::vector<FoldRound>& folds, std::vector<RoundScratch>& scratch, const RunControl* control) {
+  parallel_for(folds.size(), static_cast<int>(scratch.size()), [&](std::size_t f, int worker) {
+    folds[f].booster->round(*folds[f].learn, *folds[f].apply, scratch[static_cast<std::size_t>(worker)]);
   }, control);
 }
 
@@ -312,6 +331,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   // calling thread, whose sums every rank takes part in, in the same order).
   const int workers = ring ? 1 : threads;
   std::vector<std::optional<Booster>> booster(folds);
+  std::vector<RoundScratch> scratch(static_cast<std::size_t>(workers));
   auto start = [&](const std::vector<std::size_t>& which) {
     parallel_for(which.size(), workers, [&](std::size_t f, int) {
       const std::size_t m = which[f];
@@ -354,7 +374,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
       std::vector<double> lowest = loss;
       std::vector<std::size_t> best(folds, 0);
       for (std::size_t r = 1; r <= kMaxRounds; ++r) {
-        boost_round(round, K, workers, control);
+        boost_round(round, scratch, control);
         losses(r);
         bool stop = false;
         for (std::size_t m = 0; m < folds; ++m) {
@@ -374,7 +394,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
     start(all);
     std::vector<FoldRound> round;
     for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &split.train[m], &every});
-    for (std::size_t r = 0; r < rounds; ++r) boost_round(round, K, workers, control);
+    for (std::size_t r = 0; r < rounds; ++r) boost_round(round, scratch, control);
     parallel_for(folds, workers, [&](std::size_t m, int) {
       for (std::size_t i = 0; i < n; ++i) booster[m]->softmax(i, &table[(m * n + i) * K]);
     }, control);
