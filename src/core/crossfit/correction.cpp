@@ -226,9 +226,10 @@ void for_each_fold(const Problem& pr, std::span<const std::size_t> self, std::sp
 
 // The corrections at each of `asked` (grid points of `grid`), one per ask. The pair sweeps go once for all:
 // each tile's dot products are shared by the asks (SharedDots), so each correction is bitwise the one it
-// would be alone (p = 2's narrower correction beside the criterion's: the ripple's canonical estimate at
-// n = 50,000, K = 10 went from 8.0 s to ... s); the score tree's sums go ask by ask. `delta`, where given,
-// receives the first ask's kernel averages of the residuals of each evaluated row (rows x depth).
+// would be alone (p = 2's narrower correction beside the criterion's: at n = 50,000, K = 10 the criterion
+// and both corrections took 4.6 to 5.1 s instead of 5.2 to 5.7 s; docs/history.md, 7.28); the score tree's
+// sums go ask by ask. `delta`, where given, receives the first ask's kernel averages of the residuals of
+// each evaluated row (rows x depth).
 std::vector<Corrected> correct(const Problem& pr, const std::vector<double>& grid, std::span<const CorrectionAt> asked,
                                const CorrectionInputs& in, const SweepPlan& plan, std::vector<double>* delta = nullptr) {
   const LabelledPoints& lp = *pr.lp;
