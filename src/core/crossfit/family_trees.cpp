@@ -7,7 +7,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -327,14 +326,13 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   for (std::size_t j = 0; j < n; ++j) fold_of[j] = static_cast<std::uint32_t>(fold_of_input[lp.original[j]]);
   std::vector<std::size_t> every(n);
   std::iota(every.begin(), every.end(), std::size_t{0});
-  // Each fold's booster, from the logarithms of its parametric pilot (on a ring every step is on the
+  // Every fold's booster, from the logarithms of its parametric pilot (on a ring every step is on the
   // calling thread, whose sums every rank takes part in, in the same order).
   const int workers = ring ? 1 : threads;
   std::vector<std::optional<Booster>> booster(folds);
   std::vector<RoundScratch> scratch(static_cast<std::size_t>(workers));
-  auto start = [&](const std::vector<std::size_t>& which) {
-    parallel_for(which.size(), workers, [&](std::size_t f, int) {
-      const std::size_t m = which[f];
+  auto start = [&] {
+    parallel_for(folds, workers, [&](std::size_t m, int) {
       std::vector<double> logits(n * K);
       for (std::size_t i = 0; i < n * K; ++i) logits[i] = std::log(std::max(table[m * n * K + i], 1e-300));
       booster[m].emplace(bins, base.labels, K, std::move(logits), ranks);
@@ -358,9 +356,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
       every_fold = every_fold && sizes[0] > 0 && sizes[1] > 0;
     }
     if (every_fold) {
-      std::vector<std::size_t> all(folds);
-      std::iota(all.begin(), all.end(), std::size_t{0});
-      start(all);
+      start();
       std::vector<FoldRound> round;
       for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &learn[m], &split.train[m]});
       std::vector<double> loss(folds), sum{0.0};  // sum[r]: over the folds after round r
@@ -389,9 +385,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   }
   // Each fold's trees learnt from all its training rows, its model read at every row.
   if (rounds > 0) {
-    std::vector<std::size_t> all(folds);
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    start(all);
+    start();
     std::vector<FoldRound> round;
     for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &split.train[m], &every});
     for (std::size_t r = 0; r < rounds; ++r) boost_round(round, scratch, control);
