@@ -65,16 +65,17 @@ struct Tree {
   std::array<bool, kNodes> split{};
   std::array<std::uint16_t, kNodes> feature{};
   std::array<std::uint8_t, kNodes> cut{};
-  std::array<double, kNodes> step{};            // of each leaf, as grown
-  std::array<double, kNodes - kInner> slot{};   // the same, at the last level
+  std::array<double, kNodes - kInner> slot{};  // each leaf's step, at the last level's slot below it
 
-  // Fills `slot` and the cuts of the nodes not split, once the tree is grown.
-  void settle() {
+  // Once the splits are chosen: each leaf's step(node) in its slot, and the nodes not split sending every
+  // row left.
+  template <class Step>
+  void settle(Step step) {
     for (std::size_t node = 0; node < kNodes; ++node) {
       if (tree_node(node) && !split[node]) {
         std::size_t down = node;
         while (down < kInner) down = 2 * down + 1;
-        slot[down - kInner] = step[node];
+        slot[down - kInner] = step(node);
       }
       if (node < kInner && !split[node]) cut[node] = kAllLeft;
     }
@@ -274,9 +275,7 @@ class Booster {
         from[2 * node + 2] = left, to[2 * node + 2] = to[node];
       }
     }
-    for (std::size_t node = 0; node < kNodes; ++node)
-      if (!tree.split[node]) tree.step[node] = -kLearningRate * total[node].g / (total[node].h + kLeafRidge);
-    tree.settle();
+    tree.settle([&total](std::size_t node) { return -kLearningRate * total[node].g / (total[node].h + kLeafRidge); });
     return tree;
   }
 
