@@ -119,12 +119,13 @@ struct RoundScratch {
 };
 
 // One fold's boosting: every row's current logits (sorted order; the fold's parametric pilot's logarithms
-// to begin with). Split over `ranks` (a ring: each rank its own rows), every sum is every rank's.
+// to begin with), held in the caller's table. Split over `ranks` (a ring: each rank its own rows), every
+// sum is every rank's.
 class Booster {
  public:
   Booster(const std::vector<std::uint8_t>& bins, const std::vector<int>& labels, std::size_t K,
-          std::vector<double> logits, Communicator* ranks)
-      : bins_(bins), labels_(labels), K_(K), logits_(std::move(logits)), ranks_(ranks) {}
+          std::span<double> logits, Communicator* ranks)
+      : bins_(bins), labels_(labels), K_(K), logits_(logits), ranks_(ranks) {}
 
   // One round learnt from `rows`: K trees, one per class, on the gradient and curvature of the softmax
   // log-loss at those rows, added to the logits of the rows `apply` (those read later, `rows` among them).
@@ -157,12 +158,18 @@ class Booster {
     return total_over_ranks(ranks_, terms);
   }
 
+  // Row i's probabilities into p, which may be the row's own logits (finish()).
   void softmax(std::size_t i, double* p) const {
     const double* z = &logits_[i * K_];
     const double top = *std::max_element(z, z + K_);
     double sum = 0;
     for (std::size_t c = 0; c < K_; ++c) sum += p[c] = std::exp(z[c] - top);
     for (std::size_t c = 0; c < K_; ++c) p[c] /= sum;
+  }
+
+  // Every row's logits replaced by its probabilities.
+  void finish() {
+    for (std::size_t i = 0; i < logits_.size() / K_; ++i) softmax(i, &logits_[i * K_]);
   }
 
   // Class c's tree on `rows` (their gradients in `scratch`), grown level by level: each node's histograms
@@ -283,7 +290,7 @@ class Booster {
   const std::vector<std::uint8_t>& bins_;
   const std::vector<int>& labels_;
   std::size_t K_;
-  std::vector<double> logits_;
+  std::span<double> logits_;
   Communicator* ranks_;
 };
 
@@ -325,16 +332,17 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   for (std::size_t j = 0; j < n; ++j) fold_of[j] = static_cast<std::uint32_t>(fold_of_input[lp.original[j]]);
   std::vector<std::size_t> every(n);
   std::iota(every.begin(), every.end(), std::size_t{0});
-  // Every fold's booster, from the logarithms of its parametric pilot (on a ring every step is on the
-  // calling thread, whose sums every rank takes part in, in the same order).
+  // Every fold's booster, from the logarithms of its parametric pilot, each in its block of the table: the
+  // table holds the folds' logits while they boost and their probabilities after (finish()), no second copy
+  // (on a ring every step is on the calling thread, whose sums every rank takes part in, in the same order).
   const int workers = ring ? 1 : threads;
   std::vector<std::optional<Booster>> booster(folds);
   std::vector<RoundScratch> scratch(static_cast<std::size_t>(workers));
   auto start = [&] {
     parallel_for(folds, workers, [&](std::size_t m, int) {
-      std::vector<double> logits(n * K);
-      for (std::size_t i = 0; i < n * K; ++i) logits[i] = std::log(std::max(table[m * n * K + i], 1e-300));
-      booster[m].emplace(bins, base.labels, K, std::move(logits), ranks);
+      const std::span<double> logits(&table[m * n * K], n * K);
+      for (double& v : logits) v = std::log(std::max(v, 1e-300));
+      booster[m].emplace(bins, base.labels, K, logits, ranks);
     }, control);
   };
   // The count of rounds, one for every fold (unless the plan fixes it): in fold m, the log-loss of its
@@ -380,6 +388,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
       }
       for (std::size_t r = 1; r < sum.size(); ++r)
         if (sum[r] < sum[rounds]) rounds = r;
+      base.folds.predict(0, folds, table, K, threads);  // the parametric pilots again, for the trees below
     }
   }
   // Each fold's trees learnt from all its training rows, its model read at every row.
@@ -388,9 +397,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
     std::vector<FoldRound> round;
     for (std::size_t m = 0; m < folds; ++m) round.push_back({&*booster[m], &split.train[m], &every});
     for (std::size_t r = 0; r < rounds; ++r) boost_round(round, scratch, control);
-    parallel_for(folds, workers, [&](std::size_t m, int) {
-      for (std::size_t i = 0; i < n; ++i) booster[m]->softmax(i, &table[(m * n + i) * K]);
-    }, control);
+    parallel_for(folds, workers, [&](std::size_t m, int) { booster[m]->finish(); }, control);
   }
   Problem out = make_problem(lp);
   out.saturated = base.saturated;
