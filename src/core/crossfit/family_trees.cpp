@@ -108,11 +108,14 @@ void sum_over_ranks(Communicator* ranks, std::span<Sums> sums) {
   for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
 }
 
-// A round's working arrays, one set per thread: the gradient and curvature of each row it learns from,
-// the K trees, and while a tree grows its rows grouped by node and the histograms of a level and the one
-// above.
+// A round's working arrays, one set per thread: the gradient and curvature of each row it learns from
+// (class by class: class c's of row r at c m + r, m rows, so that a class's tree reads its own in order),
+// every class's root histograms (feature f's bin b at cell f kBins + b: its rows, and each class's sums of
+// gradient and curvature at cell K + c), the K trees, and while a tree grows its rows grouped by node and
+// the histograms of a level and the one above.
 struct RoundScratch {
   std::vector<double> gradient, hessian;
+  std::vector<double> root_rows, root_gradient, root_hessian;
   std::vector<Tree> trees;
   std::vector<std::uint32_t> order, right;
   std::vector<Sums> histogram, parent_histogram;
@@ -138,10 +141,11 @@ class Booster {
       softmax(rows[r], p.data());
       for (std::size_t c = 0; c < K_; ++c) {
         const double target = static_cast<double>(labels_[rows[r]] == static_cast<int>(c));
-        scratch.gradient[r * K_ + c] = p[c] - target;
-        scratch.hessian[r * K_ + c] = std::max(p[c] * (1 - p[c]), 1e-16);
+        scratch.gradient[c * m + r] = p[c] - target;
+        scratch.hessian[c * m + r] = std::max(p[c] * (1 - p[c]), 1e-16);
       }
     }
+    root_histograms(rows, scratch);
     scratch.trees.resize(K_);
     for (std::size_t c = 0; c < K_; ++c) scratch.trees[c] = grow(rows, c, scratch);
     for (std::size_t i : apply)
@@ -172,16 +176,56 @@ class Booster {
     for (std::size_t i = 0; i < logits_.size() / K_; ++i) softmax(i, &logits_[i * K_]);
   }
 
+  // Every class's root histograms in one pass over `rows`: a row's bin of each feature takes the K classes'
+  // gradients and curvatures together, where a pass per class read the row's bins K times (the roots were
+  // half of the trees' additions, and the trees 65% of an estimate at n = 200,000, K = 20). Each class's sums
+  // take their rows in the same order as a pass of its own: the same sums.
+  void root_histograms(const std::vector<std::size_t>& rows, RoundScratch& scratch) const {
+    const std::size_t cells = K_ * kBins, m = rows.size();
+    scratch.root_rows.assign(cells, 0.0);
+    scratch.root_gradient.assign(cells * K_, 0.0);
+    scratch.root_hessian.assign(cells * K_, 0.0);
+    // A block of rows at a time, each class's values of the block read together (one cache line, where a
+    // row at a time read K lines, a class's apart).
+    constexpr std::size_t kBlock = 8;
+    std::array<double, kBlock * kMaxTreeClasses> gradient, hessian;  // K per row (offers_trees(): K fits)
+    for (std::size_t r0 = 0; r0 < m; r0 += kBlock) {
+      const std::size_t block = std::min(kBlock, m - r0);
+      for (std::size_t c = 0; c < K_; ++c)
+        for (std::size_t q = 0; q < block; ++q) {
+          gradient[q * K_ + c] = scratch.gradient[c * m + r0 + q];
+          hessian[q * K_ + c] = scratch.hessian[c * m + r0 + q];
+        }
+      for (std::size_t q = 0; q < block; ++q) {
+        const std::uint8_t* b = &bins_[rows[r0 + q] * K_];
+        for (std::size_t f = 0; f < K_; ++f) {
+          const std::size_t cell = f * kBins + b[f];
+          double* g = &scratch.root_gradient[cell * K_];
+          double* h = &scratch.root_hessian[cell * K_];
+          for (std::size_t c = 0; c < K_; ++c) g[c] += gradient[q * K_ + c];
+          for (std::size_t c = 0; c < K_; ++c) h[c] += hessian[q * K_ + c];
+          scratch.root_rows[cell] += 1;
+        }
+      }
+    }
+    if (ranks_) {
+      ranks_->all_sum(scratch.root_rows);
+      ranks_->all_sum(scratch.root_gradient);
+      ranks_->all_sum(scratch.root_hessian);
+    }
+  }
+
   // Class c's tree on `rows` (their gradients in `scratch`), grown level by level: each node's histograms
   // of gradient, curvature and rows over every feature's bins, and its best split by the Newton gain (none
   // where no split gains or a side would hold fewer than kMinLeafRows rows). The first of equal gains is
   // taken, in the order of features and bins; each leaf's step is a Newton step of the softmax log-loss.
-  // Below the root only the child with fewer rows (every rank's) is summed from its rows, the other is its
+  // The root's histograms are class c's of root_histograms(). Below the root only the child with fewer
+  // rows (every rank's) is summed from its rows, the other is its
   // parent's histograms less its sibling's: a third of the row passes saved, and those are most of the
   // trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
   Tree grow(const std::vector<std::size_t>& rows, std::size_t c, RoundScratch& scratch) const {
-    const std::vector<double>& gradient = scratch.gradient;
-    const std::vector<double>& hessian = scratch.hessian;
+    const double* gradient = &scratch.gradient[c * rows.size()];  // class c's, by row
+    const double* hessian = &scratch.hessian[c * rows.size()];
     std::vector<Sums>& histogram = scratch.histogram;
     std::vector<Sums>& parent_histogram = scratch.parent_histogram;
     // Each node's rows (indices into `rows`): order[from[node], to[node]), in increasing order, so that each
@@ -193,42 +237,44 @@ class Booster {
     to[0] = rows.size();
     Tree tree;
     std::array<Sums, kNodes> total{};
-    for (std::size_t r = 0; r < rows.size(); ++r) total[0].add({gradient[r * K_ + c], hessian[r * K_ + c], 1});
+    for (std::size_t r = 0; r < rows.size(); ++r) total[0].add({gradient[r], hessian[r], 1});
     sum_over_ranks(ranks_, std::span(total).first(1));
     const std::size_t node_bins = K_ * kBins;
     for (std::size_t level = 0; level < kDepth; ++level) {
       const std::size_t first = (std::size_t{1} << level) - 1, width = std::size_t{1} << level;
       std::swap(parent_histogram, histogram);  // the level above's
       histogram.assign(width * node_bins, Sums{});
-      std::array<bool, kNodes> summed{};  // this level's nodes summed from their rows
-      for (std::size_t node = first; node < first + width; ++node) {
-        if (node == 0) {
-          summed[node] = true;
-          continue;
+      if (level == 0) {  // class c's share of root_histograms(), already every rank's
+        for (std::size_t cell = 0; cell < node_bins; ++cell)
+          histogram[cell] = {scratch.root_gradient[cell * K_ + c], scratch.root_hessian[cell * K_ + c],
+                             scratch.root_rows[cell]};
+      } else {
+        std::array<bool, kNodes> summed{};  // this level's nodes summed from their rows
+        for (std::size_t node = first; node < first + width; ++node) {
+          if (!tree.split[(node - 1) / 2]) continue;  // not a node of this tree
+          const bool left = node % 2 == 1;
+          const std::size_t sibling = left ? node + 1 : node - 1;
+          summed[node] = left ? total[node].rows <= total[sibling].rows : total[node].rows < total[sibling].rows;
         }
-        if (!tree.split[(node - 1) / 2]) continue;  // not a node of this tree
-        const bool left = node % 2 == 1;
-        const std::size_t sibling = left ? node + 1 : node - 1;
-        summed[node] = left ? total[node].rows <= total[sibling].rows : total[node].rows < total[sibling].rows;
-      }
-      for (std::size_t node = first; node < first + width; ++node) {
-        if (!summed[node]) continue;  // not a node of this tree, or its sibling's difference
-        Sums* h = &histogram[(node - first) * node_bins];
-        for (std::size_t i = from[node]; i < to[node]; ++i) {
-          const std::size_t r = order[i];
-          const std::uint8_t* b = &bins_[rows[r] * K_];
-          const Sums s{gradient[r * K_ + c], hessian[r * K_ + c], 1};
-          for (std::size_t f = 0; f < K_; ++f) h[f * kBins + b[f]].add(s);
+        for (std::size_t node = first; node < first + width; ++node) {
+          if (!summed[node]) continue;  // not a node of this tree, or its sibling's difference
+          Sums* h = &histogram[(node - first) * node_bins];
+          for (std::size_t i = from[node]; i < to[node]; ++i) {
+            const std::size_t r = order[i];
+            const std::uint8_t* b = &bins_[rows[r] * K_];
+            const Sums s{gradient[r], hessian[r], 1};
+            for (std::size_t f = 0; f < K_; ++f) h[f * kBins + b[f]].add(s);
+          }
         }
-      }
-      sum_over_ranks(ranks_, histogram);
-      for (std::size_t node = std::max<std::size_t>(first, 1); node < first + width; ++node) {
-        if (summed[node] || !tree.split[(node - 1) / 2]) continue;
-        const std::size_t sibling = node % 2 == 1 ? node + 1 : node - 1;
-        const Sums* above = &parent_histogram[((node - 1) / 2 - (first - 1) / 2) * node_bins];
-        const Sums* beside = &histogram[(sibling - first) * node_bins];
-        Sums* h = &histogram[(node - first) * node_bins];
-        for (std::size_t i = 0; i < node_bins; ++i) h[i] = above[i].minus(beside[i]);
+        sum_over_ranks(ranks_, histogram);
+        for (std::size_t node = first; node < first + width; ++node) {
+          if (summed[node] || !tree.split[(node - 1) / 2]) continue;
+          const std::size_t sibling = node % 2 == 1 ? node + 1 : node - 1;
+          const Sums* above = &parent_histogram[((node - 1) / 2 - (first - 1) / 2) * node_bins];
+          const Sums* beside = &histogram[(sibling - first) * node_bins];
+          Sums* h = &histogram[(node - first) * node_bins];
+          for (std::size_t i = 0; i < node_bins; ++i) h[i] = above[i].minus(beside[i]);
+        }
       }
       bool any = false;
       for (std::size_t w = 0; w < width; ++w) {
