@@ -110,9 +110,9 @@ void sum_over_ranks(Communicator* ranks, std::span<Sums> sums) {
 
 // A round's working arrays, one set per thread: the gradient and curvature of each row it learns from
 // (class by class: class c's of row r at c m + r, m rows, so that a class's tree reads its own in order),
-// every class's root histograms (feature f's bin b at cell f kBins + b: its rows, and each class's sums of
-// gradient and curvature at cell K + c), the K trees, and while a tree grows its rows grouped by node and
-// the histograms of a level and the one above.
+// every class's root histograms (feature f's bin b is cell f kBins + b: its count of rows at that index,
+// class c's sums of gradient and curvature at cell K + c), the K trees, and while a tree grows its rows
+// grouped by node and the histograms of a level and the one above.
 struct RoundScratch {
   std::vector<double> gradient, hessian;
   std::vector<double> root_rows, root_gradient, root_hessian;
@@ -220,9 +220,8 @@ class Booster {
   // where no split gains or a side would hold fewer than kMinLeafRows rows). The first of equal gains is
   // taken, in the order of features and bins; each leaf's step is a Newton step of the softmax log-loss.
   // The root's histograms are class c's of root_histograms(). Below the root only the child with fewer
-  // rows (every rank's) is summed from its rows, the other is its
-  // parent's histograms less its sibling's: a third of the row passes saved, and those are most of the
-  // trees' time (docs/benchmarks.md, "... the trees' histograms by subtraction").
+  // rows (every rank's) is summed from its rows, the other is its parent's histograms less its sibling's: a
+  // third of the row passes saved (docs/benchmarks.md, "... the trees' histograms by subtraction").
   Tree grow(const std::vector<std::size_t>& rows, std::size_t c, RoundScratch& scratch) const {
     const double* gradient = &scratch.gradient[c * rows.size()];  // class c's, by row
     const double* hessian = &scratch.hessian[c * rows.size()];
