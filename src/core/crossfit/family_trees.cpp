@@ -369,7 +369,7 @@ Problem trees_candidate(const Problem& base, const std::vector<std::size_t>& fol
   const std::size_t n = lp.points.n, K = lp.classes;
   Communicator* ranks = ring ? ring->comm : nullptr;
   const std::vector<std::uint8_t> bins = binned_features(lp, ring ? ring->n : n, ranks);
-  // Every fold's parametric pilot at every row: the logits the trees start from.
+  // Every fold's parametric pilot at every row, whose logarithms the trees start from (start(), in place).
   std::vector<double> table(folds * n * K);
   base.folds.predict(0, folds, table, K, threads);
   const FoldRows split = fold_rows(lp, fold_of_input, folds, trains);
