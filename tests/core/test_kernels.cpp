@@ -163,16 +163,17 @@ TEST(Kernels, FloatScoresAndTheirMaximumSkipTheDiagonal) {
 }
 
 // dot and dot_add (double) and dot_float over grids of rows and columns (full register tiles and
-// remainders), depths (one chunk, chunk boundaries, many chunks) and leading dimensions with padding: every
-// output is bitwise the one the same kernel gives for that pair alone (the scalar path: tiling does not
-// change a pair's value), and close to a plain sum in double: within 4 ulp of sum_k |a_k b_k| for double,
-// within depth ulp (the worst-case bound of a sum of depth terms) for float.
+// narrower ones, remainders of several counts), depths (one chunk, chunk boundaries, many chunks) and
+// leading dimensions with padding: every output is bitwise the one the same kernel gives for that pair alone
+// (the scalar path: tiling does not change a pair's value), and close to a plain sum in double: within 4 ulp
+// of sum_k |a_k b_k| for double, within depth ulp (the worst-case bound of a sum of depth terms) for float;
+// the padding past each row's columns untouched.
 template <class T, class Dot, class DotAdd>
 void check_dot(const TileKernels& kern, Dot dot, DotAdd dot_add, std::size_t max_depth) {
   ecekde::Rng rng(11);
   constexpr double eps = std::numeric_limits<T>::epsilon();
   for (std::size_t rows : {1, 3, 4, 8, 9, 16, 17, 128})
-    for (std::size_t cols : {1, 7, 16, 24, 33, 517})
+    for (std::size_t cols : {1, 2, 4, 7, 10, 12, 16, 20, 24, 33, 42, 44, 517})
       for (std::size_t depth : {1, 2, 10, 63, 64, 65, 200, 1000}) {
         if (depth > max_depth) continue;
         const std::size_t lda = depth + 3, ldb = cols + 5, ldo = cols + 2;
@@ -202,6 +203,13 @@ void check_dot(const TileKernels& kern, Dot dot, DotAdd dot_add, std::size_t max
             }
             inexact += std::abs(out[r * ldo + c] - plain) > tolerance * size;
           }
+        std::size_t padding_moved = 0;
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = cols; c < ldo; ++c) {
+            padding_moved += out[r * ldo + c] != T{};
+            if constexpr (!std::is_same_v<DotAdd, std::nullptr_t>) padding_moved += added[r * ldo + c] != start[r * ldo + c];
+          }
+        EXPECT_EQ(padding_moved, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
         EXPECT_EQ(tiled, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
         EXPECT_EQ(inexact, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
       }
