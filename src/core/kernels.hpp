@@ -38,6 +38,11 @@ struct TileKernels {
   /// arguments below -700 give exactly 0.
   void (*affine_exp)(const double* x, double* out, const double* offset, double scale, double shift, std::size_t n);
 
+  /// affine_exp's out (with x's scores and `shift`) and affine_max's return value (the largest score over
+  /// c != skip) in one pass, each bitwise as those two give it.
+  double (*affine_exp_max)(const double* x, double* out, const double* offset, double scale, double shift,
+                           std::size_t n, std::size_t skip);
+
   /// x[c] = exp(x[c] - shift) for c < n, within 2 ulp of std::exp; arguments below -700 give exactly 0
   /// (relative to a row's largest weight, 1, they are negligible by 300 orders of magnitude).
   void (*exp_shifted)(double* x, std::size_t n, double shift);

@@ -441,6 +441,39 @@ void affine_exp(const double* x, double* out, const double* offset, double scale
   for (; c < n; ++c) out[c] = exp_flushed(offset[c] + scale * x[c] - shift);
 }
 
+// affine_exp and affine_max in one pass: each score made once, its exponential and the maximum taken from
+// it in registers (the two passes, with the scores stored between, took 8% of a canonical estimate at
+// n = 50,000, K = 10 in affine_max alone). The same expressions as theirs, so the same bits: the scores are
+// fused multiply-adds in the vector body and the scalar tail alike where the instruction set has FMA (GCC
+// contracts both), and the maximum without `skip` is recomputed from the same expression.
+double affine_exp_max(const double* x, double* out, const double* offset, double scale, double shift, std::size_t n,
+                      std::size_t skip) {
+  constexpr double neg_inf = -std::numeric_limits<double>::infinity();
+  const v8 vs = splat(scale), vshift = splat(shift);
+  v8 vmax = splat(neg_inf);
+  std::size_t c = 0;
+  for (; c + W <= n; c += W) {
+    const v8 v = load(offset + c) + vs * load(x + c);
+    vmax = select(v > vmax, v, vmax);
+    store(out + c, exp8_flushed(v - vshift));
+  }
+  double m = neg_inf;
+  for (std::size_t l = 0; l < W; ++l) m = vmax[l] > m ? vmax[l] : m;
+  for (; c < n; ++c) {
+    const double v = offset[c] + scale * x[c];
+    out[c] = exp_flushed(v - shift);
+    m = v > m ? v : m;
+  }
+  if (skip < n && offset[skip] + scale * x[skip] >= m) {  // as affine_max: the maximum without the skipped entry
+    m = neg_inf;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = offset[i] + scale * x[i];
+      if (i != skip && v > m) m = v;
+    }
+  }
+  return m;
+}
+
 void exp_shifted(double* x, std::size_t n, double shift) {
   const v8 vshift = splat(shift);
   std::size_t c = 0;
@@ -778,7 +811,7 @@ void class_run_sums(const double* wt, const std::uint32_t* order, const std::uin
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, gathered_dot_add, affine_max, affine_exp, exp_shifted, sum,
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, gathered_dot_add, affine_max, affine_exp, affine_exp_max, exp_shifted, sum,
                      sum_and_squares, softplus_sigmoid, scale, row_dots, interpolate,
                      class_run_sums, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }

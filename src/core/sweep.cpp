@@ -89,14 +89,21 @@ SweepPlan SweepPlan::from(const ExecutionOptions& execution) {
 OnlineMax::Step OnlineMax::weights(const TileKernels& kern, const double* dots, double* out,
                                    const double* offset, double inv_h, std::size_t cols,
                                    std::size_t skip) {
-  const double tile_max = kern.affine_max(dots, out, offset, inv_h, cols, skip);
-  if (tile_max == -std::numeric_limits<double>::infinity()) return {false, 1.0};
+  constexpr double neg_inf = -std::numeric_limits<double>::infinity();
+  // After a row's first tile its maximum rarely rises (in a few of its tiles, those holding a closer centre
+  // than any before): the weights are formed with the maximum so far in the pass that finds the tile's,
+  // and formed again where it rose. The same weights either way.
+  const bool first = m == neg_inf;
+  const double tile_max = first ? kern.affine_max(dots, out, offset, inv_h, cols, skip)
+                                : kern.affine_exp_max(dots, out, offset, inv_h, m, cols, skip);
+  if (tile_max == neg_inf) return {false, 1.0};
   double factor = 1.0;
   if (tile_max > m) {
     factor = std::exp(m - tile_max);  // exp(-inf) = 0 on the first tile
     m = tile_max;
+    if (!first) kern.affine_exp(dots, out, offset, inv_h, m, cols);
   }
-  kern.exp_shifted(out, cols, m);
+  if (first) kern.exp_shifted(out, cols, m);
   if (skip < cols) out[skip] = 0;
   return {true, factor};
 }

@@ -162,6 +162,41 @@ TEST(Kernels, FloatScoresAndTheirMaximumSkipTheDiagonal) {
     }
 }
 
+// affine_exp_max is the two passes it replaces in a sweep's weights, bitwise: affine_max (the largest score
+// without `skip`), then exp_shifted of the scores it wrote; its weights are also affine_exp's with the same
+// shift. Over lengths around whole vectors, skips where the largest score is, elsewhere and none, and shifts
+// at, above and below that maximum (the maximum so far of a row, which a tile can exceed), in every kernel
+// variant this CPU runs.
+TEST(Kernels, AffineExpMaxIsAffineMaxThenExp) {
+  ecekde::Rng rng(12);
+  for (const TileKernels* kern : variants())
+    for (std::size_t n : {1, 2, 7, 8, 9, 16, 23, 64, 517}) {
+      std::vector<double> dots(n), offset(n), scores(n), fused(n), affine(n);
+      for (std::size_t c = 0; c < n; ++c) {
+        dots[c] = -40 * rng.uniform();
+        offset[c] = 3 * rng.uniform() - 1.5;
+      }
+      const double inv_h = 1 / 0.3;
+      std::size_t top = 0;  // where the largest score is
+      for (std::size_t c = 1; c < n; ++c)
+        if (offset[c] + inv_h * dots[c] > offset[top] + inv_h * dots[top]) top = c;
+      for (std::size_t skip : {top, std::size_t{0}, n / 2, n - 1, n}) {
+        const double expected_max = kern->affine_max(dots.data(), scores.data(), offset.data(), inv_h, n, skip);
+        const double reference = std::isfinite(expected_max) ? expected_max : offset[0] + inv_h * dots[0];
+        for (double shift : {reference, reference + 3, reference - 2}) {
+          std::vector<double> expected = scores;
+          kern->exp_shifted(expected.data(), n, shift);
+          const double max = kern->affine_exp_max(dots.data(), fused.data(), offset.data(), inv_h, shift, n, skip);
+          kern->affine_exp(dots.data(), affine.data(), offset.data(), inv_h, shift, n);
+          const std::string at = std::string(kern->isa) + " n " + std::to_string(n) + " skip " + std::to_string(skip);
+          EXPECT_EQ(max, expected_max) << at;
+          EXPECT_EQ(fused, expected) << at << " shift " << shift - reference;
+          EXPECT_EQ(affine, expected) << at << " shift " << shift - reference;
+        }
+      }
+    }
+}
+
 // dot and dot_add (double) and dot_float over grids of rows and columns (full register tiles and
 // narrower ones, remainders of several counts), depths (one chunk, chunk boundaries, many chunks) and
 // leading dimensions with padding: every output is bitwise the one the same kernel gives for that pair alone
