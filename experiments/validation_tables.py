@@ -392,7 +392,7 @@ def consistency_tables():
     out += ["Miscalibrations confined to a region of the simplex (`research::local_maps`, draw 1, never used for "
             "design: bumps of several widths and places, three bumps, a class-wise step, a ripple, and a bump or step "
             "after a temperature), on Dirichlet predictions. Each cell is the relative error of the mean over the data "
-            "sets (5; 3 at n = 30,000 and 100,000) of canonical CE_1 / canonical CE_2^2 / marginal CE_1 / "
+            "sets (5; 3 at n = 30,000 and 100,000; one at K = 20 and n = 100,000) of canonical CE_1 / canonical CE_2^2 / marginal CE_1 / "
             "marginal CE_2^2; for the calibrated model, the mean readings of canonical and marginal CE_1. A model whose canonical CE_1 is below "
             "0.02 is marked *weak*: its relative errors are mostly sampling noise; a figure whose truth is below 1e-6 has "
             "none (-); n/a: not run.", "",
