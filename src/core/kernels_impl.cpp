@@ -811,8 +811,8 @@ void class_run_sums(const double* wt, const std::uint32_t* order, const std::uin
 TileKernels make_kernels() {
 #define ECEKDE_STR2(x) #x
 #define ECEKDE_STR(x) ECEKDE_STR2(x)
-  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, gathered_dot_add, affine_max, affine_exp, affine_exp_max, exp_shifted, sum,
-                     sum_and_squares, softplus_sigmoid, scale, row_dots, interpolate,
+  return TileKernels{ECEKDE_STR(ECEKDE_ISA), dot, dot_add, gathered_dot_add, affine_max, affine_exp, affine_exp_max,
+                     exp_shifted, sum, sum_and_squares, softplus_sigmoid, scale, row_dots, interpolate,
                      class_run_sums, dot_float, score_max_float, exp_shifted_float, sum_float, widen};
 }
 

@@ -242,7 +242,8 @@ void check_dot(const TileKernels& kern, Dot dot, DotAdd dot_add, std::size_t max
         for (std::size_t r = 0; r < rows; ++r)
           for (std::size_t c = cols; c < ldo; ++c) {
             padding_moved += out[r * ldo + c] != T{};
-            if constexpr (!std::is_same_v<DotAdd, std::nullptr_t>) padding_moved += added[r * ldo + c] != start[r * ldo + c];
+            if constexpr (!std::is_same_v<DotAdd, std::nullptr_t>)
+              padding_moved += added[r * ldo + c] != start[r * ldo + c];
           }
         EXPECT_EQ(padding_moved, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
         EXPECT_EQ(tiled, 0u) << kern.isa << " rows " << rows << " cols " << cols << " depth " << depth;
