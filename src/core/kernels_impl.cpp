@@ -442,8 +442,8 @@ void affine_exp(const double* x, double* out, const double* offset, double scale
 }
 
 // affine_exp and affine_max in one pass: each score made once, its exponential and the maximum taken from
-// it in registers (the two passes, with the scores stored between, took 8% of a canonical estimate at
-// n = 50,000, K = 10 in affine_max alone). The same expressions as theirs, so the same bits: the scores are
+// it in registers (affine_max, the pass that wrote the scores for exp_shifted to read, took 7% to 8% of a
+// canonical estimate at n = 50,000, K = 10). The same expressions as theirs, so the same bits: the scores are
 // fused multiply-adds in the vector body and the scalar tail alike where the instruction set has FMA (GCC
 // contracts both), and the maximum without `skip` is recomputed from the same expression.
 double affine_exp_max(const double* x, double* out, const double* offset, double scale, double shift, std::size_t n,
