@@ -92,7 +92,8 @@ OnlineMax::Step OnlineMax::weights(const TileKernels& kern, const double* dots, 
   constexpr double neg_inf = -std::numeric_limits<double>::infinity();
   // After a row's first tile its maximum rarely rises (in a few of its tiles, those holding a closer centre
   // than any before): the weights are formed with the maximum so far in the pass that finds the tile's,
-  // and formed again where it rose. The same weights either way.
+  // and formed again where it rose. The same weights either way. The first tile, with no maximum yet, keeps
+  // the two passes (formed twice there, a row with one tile, at n <= 512, would pay twice).
   const bool first = m == neg_inf;
   const double tile_max = first ? kern.affine_max(dots, out, offset, inv_h, cols, skip)
                                 : kern.affine_exp_max(dots, out, offset, inv_h, m, cols, skip);
